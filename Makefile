@@ -1,0 +1,27 @@
+# The README's two commands: `make demo` and `make test`. Both create (or reuse) .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.grposcope-installed
+
+.PHONY: demo test lint clean-venv
+
+$(STAMP): pyproject.toml scripts/install_torch.sh
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip >/dev/null
+	scripts/install_torch.sh $(PY)
+	$(PY) -m pip install -e '.[dev]'
+	touch $@
+
+test: $(STAMP)
+	tests/ensure_chromium.sh
+	$(PY) -m pytest
+
+demo: $(STAMP)
+	scripts/demo.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check grpo_core collectors dashboard tests benchmarks
+
+clean-venv:
+	rm -rf $(VENV)

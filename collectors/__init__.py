@@ -1,0 +1,13 @@
+"""grposcope collectors: the run format (writer, reader, live tail) and readers of foreign runs.
+
+No torch and no streamlit here: the dashboard and the diagnosis read runs through this package alone.
+"""
+
+from collectors.meta import RunError, RunMeta
+from collectors.run import Problem, Run
+from collectors.sources import open_run, register_source
+from collectors.store import RunInfo, discover_runs, load_run
+from collectors.writer import Interrupted, RunWriter
+
+__all__ = ["Interrupted", "Problem", "Run", "RunError", "RunInfo", "RunMeta", "RunWriter", "discover_runs",
+           "load_run", "open_run", "register_source"]

@@ -1,0 +1,146 @@
+"""The run object every reader returns: metadata, a metrics frame, samples, problems, refresh().
+
+`Run` keeps the merge rules in one place (schema union, the last write of a step wins, sorted steps,
+canonical columns first) so that every reader, native or foreign, only says what is new:
+a subclass implements `_read_new()` and returns metric chunks; it may override `samples()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from collectors.meta import STALE_AFTER_S, RunMeta
+from collectors.parts import SEQ_COLUMN
+from collectors.schema import SAMPLES, ordered_columns
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something a reader skipped or repaired, and why. Shown to the user; never silently dropped."""
+
+    file: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.message}"
+
+
+class MetricsTable:
+    """Accumulates metric chunks into one frame: one row per step, the last write of a step wins.
+
+    Each chunk has a `step` column and a `_seq` column that orders writes (a part number, a line number);
+    among rows with the same step the highest `_seq` wins. Appending steps past the current last step
+    (the live case) is a concat; anything else (a resume, a restart) takes a stable sort and a dedup.
+    """
+
+    def __init__(self) -> None:
+        self._frame = pd.DataFrame({"step": pd.Series(dtype="int64")})
+        self._pending: list[pd.DataFrame] = []
+        self._public: pd.DataFrame | None = None
+        self.duplicate_steps: list[int] = []  # steps written more than once, seen at the last merge
+
+    def append(self, chunk: pd.DataFrame) -> int:
+        """Queue a chunk; return the number of rows it holds."""
+        if len(chunk):
+            self._pending.append(chunk)
+            self._public = None
+        return len(chunk)
+
+    def reset(self) -> None:
+        self.__init__()
+
+    def frame(self) -> pd.DataFrame:
+        if self._public is None:
+            self._merge()
+            cols = [c for c in ordered_columns(self._frame.columns) if c != SEQ_COLUMN]
+            self._public = self._frame[cols].reset_index(drop=True)
+        return self._public
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        old_last = self._frame["step"].max() if len(self._frame) else None
+        new = pd.concat(self._pending, ignore_index=True, sort=False)
+        self._pending = []
+        if SEQ_COLUMN not in new:
+            new[SEQ_COLUMN] = np.arange(len(new))
+        steps = new["step"].to_numpy()
+        in_order = bool(np.all(np.diff(steps) > 0)) if len(steps) > 1 else True
+        if in_order and (old_last is None or steps[0] > old_last):
+            merged = pd.concat([self._frame, new], ignore_index=True, sort=False) if len(self._frame) else new
+        else:
+            merged = pd.concat([self._frame, new], ignore_index=True, sort=False)
+            merged = merged.sort_values(["step", SEQ_COLUMN], kind="stable")
+            dup = merged["step"].duplicated(keep="last")
+            self.duplicate_steps = sorted(set(merged.loc[dup, "step"].tolist()))
+            merged = merged[~dup]
+        merged["step"] = merged["step"].astype("int64")
+        self._frame = merged
+
+
+class Run:
+    """A run in the canonical schema. Subclasses implement `_read_new()`; see the module docstring."""
+
+    def __init__(self, path: Path | str, meta: RunMeta, stale_after_s: float = STALE_AFTER_S) -> None:
+        self.path = Path(path)
+        self.meta = meta
+        self.problems: list[Problem] = []
+        self.stale_after_s = stale_after_s
+        self._table = MetricsTable()
+        self._samples = pd.DataFrame({c: pd.Series(dtype=t if t != "string" else "object")
+                                      for c, (t, _) in SAMPLES.items()})
+
+    # -- what subclasses provide ------------------------------------------------------------
+    def _read_new(self) -> list[pd.DataFrame]:
+        """Metric chunks written since the last call (each with `step`, optionally `_seq`)."""
+        raise NotImplementedError
+
+    # -- the public surface -----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.meta.name or self.path.name
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        return self._table.frame()
+
+    @property
+    def status(self) -> str:
+        return self.meta.effective_status(stale_after_s=self.stale_after_s)
+
+    @property
+    def last_step(self) -> int | None:
+        frame = self.metrics
+        return int(frame["step"].iloc[-1]) if len(frame) else None
+
+    def refresh(self) -> int:
+        """Read what is new since the last call; return the number of new metric rows read."""
+        n = sum(self._table.append(chunk) for chunk in self._read_new())
+        self._note_duplicates()
+        return n
+
+    def samples(self, step_min: int | None = None, step_max: int | None = None) -> pd.DataFrame:
+        """Sample rows with step_min <= step <= step_max (either bound optional), sorted."""
+        s = self._samples
+        if step_min is not None:
+            s = s[s["step"] >= step_min]
+        if step_max is not None:
+            s = s[s["step"] <= step_max]
+        return s.reset_index(drop=True)
+
+    def _note_duplicates(self) -> None:
+        self.metrics  # merge now, so duplicates are known
+        dups = self._table.duplicate_steps
+        if not dups or self.meta.resumes:
+            return  # after a resume, re-logged steps are expected and noted in run.json
+        shown = ", ".join(map(str, dups[:5])) + (" ..." if len(dups) > 5 else "")
+        problem = Problem("metrics", f"{len(dups)} step(s) logged more than once ({shown}); the last write is kept")
+        self.problems = [p for p in self.problems if not (p.file == "metrics" and "logged more" in p.message)]
+        self.problems.append(problem)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} source={self.meta.source} steps={len(self.metrics)}>"

@@ -1,0 +1,95 @@
+"""Which reader opens a given path or URI: a small registry the foreign readers add themselves to.
+
+A source says, cheaply (file names only), whether it recognises a target, and how to open it as a Run.
+`open_run` and `discover_runs` ask the registered sources in priority order; our own format is one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError
+from collectors.run import Run
+from collectors.store import RunInfo, load_run, native_info
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    detect: Callable[[str], bool]  # path or URI -> recognised?
+    open: Callable[[str], Run]
+    info: Callable[[Path, float], RunInfo] | None = None  # cheap runs-table line; default opens the run
+    priority: int = 0  # higher is asked first
+
+
+SOURCES: dict[str, Source] = {}
+
+
+def register_source(name: str, detect: Callable[[str], bool], priority: int = 0,
+                    info: Callable[[Path, float], RunInfo] | None = None):
+    """Decorator for a reader's open function: `@register_source("verl", detect=...)`."""
+
+    def wrap(open_fn: Callable[[str], Run]) -> Callable[[str], Run]:
+        SOURCES[name] = Source(name, detect, open_fn, info, priority)
+        return open_fn
+
+    return wrap
+
+
+def _ordered() -> list[Source]:
+    _load_readers()
+    return sorted(SOURCES.values(), key=lambda s: -s.priority)
+
+
+def detect_source(target: str | Path) -> str | None:
+    for src in _ordered():
+        if src.detect(str(target)):
+            return src.name
+    return None
+
+
+def open_run(target: str | Path, source: str | None = None) -> Run:
+    """Open any run the collectors can read: a run folder, a foreign log folder or file, or a URI."""
+    name = source or detect_source(target)
+    if name is None:
+        raise RunError(f"{target}: no reader recognises this (not a run folder, and no known log files)")
+    if name not in SOURCES:
+        raise RunError(f"{target}: unknown source {name!r}; known: {', '.join(sorted(SOURCES))}")
+    return SOURCES[name].open(str(target))
+
+
+def info_for(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo | None:
+    """A runs-table line for `path` when some source recognises it, else None."""
+    for src in _ordered():
+        if src.detect(str(path)):
+            if src.info is not None:
+                return src.info(path, stale_after_s)
+            try:
+                run = src.open(str(path))
+            except RunError as e:
+                return RunInfo(path, path.name, src.name, "unknown", None, None, str(e))
+            return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.meta.heartbeat)
+    return None
+
+
+register_source("grpo", detect=lambda t: (Path(t) / RUN_JSON).is_file(), priority=100, info=native_info)(load_run)
+
+_loaded = False
+
+
+def _load_readers() -> None:
+    """Import the foreign readers once, so their @register_source calls run."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+
+    for module in READER_MODULES:
+        importlib.import_module(module)
+
+
+# Each foreign reader module registers itself on import; add new readers here.
+READER_MODULES: list[str] = []

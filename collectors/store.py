@@ -1,0 +1,230 @@
+"""Reading run folders of our own format: load_run, live refresh, and discover_runs.
+
+A reader only ever reads whole part files (they are written atomically), remembers which sequence
+numbers it has taken, and on refresh() reads just the parts that are new. A corrupt or truncated part is
+skipped and listed in `problems`; the rest of the run still loads.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError, RunMeta, read_meta
+from collectors.parts import SEQ_COLUMN, Part, list_parts
+from collectors.run import Problem, Run
+
+
+class NativeRun(Run):
+    """A run folder written by RunWriter (or by hand, following docs/run-format.md)."""
+
+    def __init__(self, path: Path | str, stale_after_s: float = STALE_AFTER_S) -> None:
+        path = Path(path)
+        if not path.is_dir():
+            raise RunError(f"{path}: not a folder")
+        has_json, has_metrics = (path / RUN_JSON).exists(), (path / "metrics").is_dir()
+        if not has_json and not has_metrics:
+            raise RunError(f"{path}: not a run folder (no run.json and no metrics/)")
+        super().__init__(path, RunMeta(name=path.name, status="unknown"), stale_after_s)
+        self._meta_mtime: float | None = None
+        self._seen: dict[str, set[int]] = {"metrics": set(), "samples": set()}
+        self._bad: dict[Path, float] = {}  # corrupt file -> mtime when found bad
+        self._strangers: set[Path] = set()
+        self._sample_parts: list[Part] = []
+        self._sample_steps: dict[Path, tuple[int, int] | None] = {}
+        self.refresh()
+
+    # -- run.json ---------------------------------------------------------------------------
+    def _read_meta(self) -> None:
+        path = self.path / RUN_JSON
+        try:
+            mtime = path.stat().st_mtime_ns
+        except FileNotFoundError:
+            self._replace_problem(RUN_JSON, "missing; loaded the parts without metadata (status unknown)")
+            return
+        if mtime == self._meta_mtime:
+            return
+        self._meta_mtime = mtime
+        try:
+            self.meta = read_meta(self.path)
+            self._replace_problem(RUN_JSON, None)
+        except RunError as e:
+            self._replace_problem(RUN_JSON, str(e).removeprefix(f"{path}: ") + "; metadata ignored")
+
+    def _replace_problem(self, file: str, message: str | None) -> None:
+        self.problems = [p for p in self.problems if p.file != file]
+        if message:
+            self.problems.append(Problem(file, message))
+
+    # -- parts ------------------------------------------------------------------------------
+    def _new_parts(self, kind: str) -> list[Part]:
+        parts, strangers = list_parts(self.path / kind)
+        for s in strangers:
+            if s not in self._strangers:
+                self._strangers.add(s)
+                self.problems.append(Problem(f"{kind}/{s.name}", "not a part file; ignored"))
+        seen = self._seen[kind]
+        return [q for q in parts if not seen.issuperset(q.seqs)], parts
+
+    def _read_part(self, kind: str, q: Part, columns: list[str] | None = None) -> pa.Table | None:
+        """Read one part, or None (and a problem) when it is corrupt. A part removed by a concurrent
+        merge is simply not there: the merged part covers it at the next refresh."""
+        try:
+            mtime = q.path.stat().st_mtime
+            if self._bad.get(q.path) == mtime:
+                return None
+            table = pq.read_table(q.path, columns=columns)
+        except FileNotFoundError:
+            return None
+        except (pa.ArrowInvalid, OSError) as e:
+            self._bad[q.path] = mtime
+            self.problems.append(Problem(f"{kind}/{q.path.name}", f"unreadable Parquet part skipped ({e})"))
+            return None
+        if "step" not in table.column_names:
+            self._bad[q.path] = mtime
+            self.problems.append(Problem(f"{kind}/{q.path.name}", "part has no 'step' column; skipped"))
+            return None
+        return table
+
+    def _read_new(self) -> list[pd.DataFrame]:
+        self._read_meta()
+        chunks = []
+        new, _ = self._new_parts("metrics")
+        seen = self._seen["metrics"]
+        for q in new:
+            table = self._read_part("metrics", q)
+            if table is None:
+                continue
+            frame = table.to_pandas()
+            if SEQ_COLUMN not in frame:
+                frame[SEQ_COLUMN] = q.lo  # a hand-written part: its file order is its write order
+            elif seen.intersection(q.seqs):
+                frame = frame[~frame[SEQ_COLUMN].isin(seen)]  # a merge of parts partly read already
+            seen.update(q.seqs)
+            chunks.append(frame)
+        self._refresh_sample_index()
+        return chunks
+
+    # -- samples, read lazily -----------------------------------------------------------------
+    def _refresh_sample_index(self) -> None:
+        _, parts = self._new_parts("samples")
+        self._sample_parts = parts
+
+    def _step_range(self, q: Part) -> tuple[int, int] | None:
+        """Min and max step of a part from its footer statistics (no data read)."""
+        if q.path not in self._sample_steps:
+            try:
+                md = pq.ParquetFile(q.path).metadata
+                idx = md.schema.to_arrow_schema().get_field_index("step")
+                stats = [md.row_group(i).column(idx).statistics for i in range(md.num_row_groups)]
+                ok = idx >= 0 and stats and all(s is not None and s.has_min_max for s in stats)
+                self._sample_steps[q.path] = (min(s.min for s in stats), max(s.max for s in stats)) if ok else None
+            except (pa.ArrowInvalid, OSError):
+                self._sample_steps[q.path] = None
+        return self._sample_steps[q.path]
+
+    def samples(self, step_min: int | None = None, step_max: int | None = None) -> pd.DataFrame:
+        lo = -np.inf if step_min is None else step_min
+        hi = np.inf if step_max is None else step_max
+        tables = []
+        for q in self._sample_parts:
+            rng = self._step_range(q)
+            if rng is not None and (rng[1] < lo or rng[0] > hi):
+                continue
+            table = self._read_part("samples", q)
+            if table is None:
+                continue
+            if SEQ_COLUMN not in table.column_names:
+                table = table.append_column(SEQ_COLUMN, pa.array([q.lo] * table.num_rows, pa.int64()))
+            tables.append(table)
+        if not tables:
+            return super().samples(step_min, step_max)
+        frame = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+        frame = frame[(frame["step"] >= lo) & (frame["step"] <= hi)]
+        frame = self._latest_session_only(frame)
+        keys = [c for c in ("step", "group", "sample") if c in frame.columns]
+        return frame.drop(columns=[SEQ_COLUMN]).sort_values(keys, kind="stable").reset_index(drop=True)
+
+    def _latest_session_only(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """After a resume, a step's samples come from the newest session that logged that step."""
+        bounds = sorted(r.get("samples_seq", 0) for r in self.meta.resumes)
+        if not bounds or not len(frame):
+            return frame
+        session = np.searchsorted(np.asarray(bounds), frame[SEQ_COLUMN].to_numpy(), side="right")
+        newest = pd.Series(session, index=frame.index).groupby(frame["step"]).transform("max")
+        return frame[session == newest.to_numpy()]
+
+
+def load_run(path: Path | str, stale_after_s: float = STALE_AFTER_S) -> NativeRun:
+    """Open a run folder of our format. Raises RunError (naming the folder) when it is not a run."""
+    return NativeRun(path, stale_after_s=stale_after_s)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One line of the runs table, read cheaply (run.json and file times; no metrics)."""
+
+    path: Path
+    name: str
+    source: str
+    status: str  # running, finished, failed, unknown, stale
+    last_step: int | None
+    last_update: float | None  # Unix seconds
+    error: str | None = None
+
+
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "metrics", "samples", "wandb"}
+
+
+def native_info(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo:
+    try:
+        meta = read_meta(path)
+    except RunError as e:
+        return RunInfo(path, path.name, "unknown", "unknown", None, _newest_mtime(path), str(e))
+    last_update = max(x for x in (meta.heartbeat, _newest_mtime(path / "metrics"), meta.start_time, 0.0) if x)
+    return RunInfo(path, meta.name or path.name, meta.source, meta.effective_status(stale_after_s=stale_after_s),
+                   meta.last_step, last_update or None, meta.error)
+
+
+def _newest_mtime(folder: Path) -> float | None:
+    try:
+        return max((e.stat().st_mtime for e in os.scandir(folder)), default=None)
+    except OSError:
+        return None
+
+
+def discover_runs(root: Path | str, stale_after_s: float = STALE_AFTER_S) -> list[RunInfo]:
+    """Every run under `root` (our folders, and foreign ones that a registered source recognises)."""
+    from collectors.sources import info_for  # the registry imports this module
+
+    root = Path(root)
+    found: list[RunInfo] = []
+    if not root.is_dir():
+        return found
+    for dirpath, dirnames, _ in os.walk(root):
+        here = Path(dirpath)
+        info = info_for(here, stale_after_s)
+        if info is not None:
+            found.append(info)
+            dirnames[:] = []  # a run's own subfolders are not runs
+            continue
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+    found.sort(key=lambda r: (-(r.last_update or 0), r.name))
+    return found
+
+
+def wait_for(cond, timeout_s: float, poll_s: float = 0.05) -> bool:
+    """Poll `cond()` until true or timeout; for tests and the CLI's --watch."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(poll_s)
+    return bool(cond())

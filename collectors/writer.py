@@ -1,0 +1,314 @@
+"""RunWriter: append a run's steps and samples to a run folder, safely, from a training loop.
+
+Buffered: a flush happens when `flush_every` steps are buffered or `flush_interval_s` has passed since
+the first buffered row, whichever comes first (a background thread watches the clock, so a step logged
+just before a long pause still reaches a live reader), on `flush()`, on close, on an exception inside
+`with`, and on SIGTERM/SIGINT. Each flush writes one Parquet part per folder atomically; small parts are
+merged in tiers so a long run keeps a few dozen files.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from collectors._atomic import write_parquet_atomic
+from collectors.meta import HEARTBEAT_INTERVAL_S, RUN_JSON, RunError, RunMeta, flatten_config, read_meta, write_meta
+from collectors.parts import SEQ_COLUMN, list_parts, next_seq, part_name, plan_merge
+from collectors.schema import SAMPLE_REQUIRED, SAMPLES
+
+FLUSH_EVERY = 200  # steps; 10 ms steps then write ~one part per 2 s, not one per step
+FLUSH_INTERVAL_S = 1.0  # a live reader polling every second sees a step within ~2 s
+MERGE_FANOUT = 8  # parts per level before a merge: <= 7 files per level, levels = log8(flushes)
+
+_ARROW_TYPES = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised in the main thread by SIGTERM/SIGINT so that `with RunWriter(...)` closes the run."""
+
+
+def _to_float(key: str, step: int, value: Any) -> float | None:
+    if value is None:
+        return None  # null: the metric was not measured this step
+    if isinstance(value, str):
+        raise ValueError(f"metric {key!r} at step {step}: expected a number, got the string {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"metric {key!r} at step {step}: expected a number, got {type(value).__name__}") from None
+
+
+class _Folder:
+    """One append-only folder of parts (metrics/ or samples/): sequence numbers and tiered merges."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        for tmp in path.glob(".*.tmp"):  # leftovers of a write that a crash interrupted
+            tmp.unlink(missing_ok=True)
+        self.seq = next_seq(list_parts(path)[0])
+
+    def write(self, table: pa.Table) -> int:
+        seq = self.seq
+        table = table.append_column(SEQ_COLUMN, pa.array([seq] * table.num_rows, pa.int64()))
+        write_parquet_atomic(self.path / part_name(seq), table)
+        self.seq += 1
+        self._compact()
+        return seq
+
+    def _compact(self) -> None:
+        while (group := plan_merge(list_parts(self.path)[0], MERGE_FANOUT)) is not None:
+            merged = pa.concat_tables([pq.read_table(q.path) for q in group], promote_options="permissive")
+            target = self.path / part_name(group[0].lo, group[-1].hi, group[0].level + 1)
+            write_parquet_atomic(target, merged)  # readers now see the merge and skip the parts it covers
+            for q in group:
+                q.path.unlink(missing_ok=True)
+
+
+class RunWriter:
+    """Write a run folder in the grposcope run format (docs/run-format.md).
+
+    Opening a folder that already holds a run resumes it: sequence numbers continue, a note and a resume
+    record go into run.json, and steps logged again replace the older rows when read.
+    """
+
+    def __init__(self, path: Path | str, name: str | None = None, config: Mapping[str, Any] | None = None,
+                 source: str = "grpo_core", flush_every: int = FLUSH_EVERY,
+                 flush_interval_s: float = FLUSH_INTERVAL_S, handle_signals: bool = True) -> None:
+        self.path = Path(path)
+        self.flush_every = max(1, int(flush_every))
+        self.flush_interval_s = float(flush_interval_s)
+        self._lock = threading.RLock()
+        self._steps: list[dict[str, Any]] = []
+        self._samples: list[pd.DataFrame] = []
+        self._oldest: float | None = None  # time the oldest buffered row was logged
+        self._closed = False
+        self._relogged_noted = False
+        self.meta, self._max_step_before = self._open(name, config, source)
+        self._metrics = _Folder(self.path / "metrics")
+        self._sample_parts = _Folder(self.path / "samples")
+        if self._max_step_before is not None:
+            self.meta.resumes.append({"time": time.time(), "metrics_seq": self._metrics.seq,
+                                      "samples_seq": self._sample_parts.seq})
+        self._last_beat = 0.0
+        self._beat()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch_clock, name="grposcope-writer", daemon=True)
+        self._thread.start()
+        self._old_handlers: dict[int, Any] = {}
+        if handle_signals:
+            self._install_signal_handlers()
+        atexit.register(self._at_exit)
+
+    # -- opening ----------------------------------------------------------------------------
+    def _open(self, name, config, source) -> tuple[RunMeta, int | None]:
+        if self.path.exists() and not self.path.is_dir():
+            raise RunError(f"{self.path}: exists and is not a folder")
+        if (self.path / RUN_JSON).exists():
+            meta = read_meta(self.path)
+            max_step = self._max_logged_step()
+            meta.notes.append(f"resumed at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}"
+                              + (f" after step {max_step}" if max_step is not None else ""))
+            if config is not None and flatten_config(dict(config)) != meta.config:
+                meta.notes.append("config changed on resume; run.json holds the new one")
+                meta.config = flatten_config(dict(config))
+            meta.status, meta.error, meta.end_time = "running", None, None
+            return meta, max_step
+        if self.path.is_dir() and any(p for p in self.path.iterdir() if not p.name.startswith(".")):
+            raise RunError(f"{self.path}: folder is not empty and holds no run.json; refusing to write a run into it")
+        self.path.mkdir(parents=True, exist_ok=True)
+        meta = RunMeta(name=name or self.path.name, source=source, config=flatten_config(dict(config or {})),
+                       start_time=time.time(), status="running")
+        return meta, None
+
+    def _max_logged_step(self) -> int | None:
+        best = None
+        for q in list_parts(self.path / "metrics")[0]:
+            try:
+                col = pq.read_table(q.path, columns=["step"]).column("step")
+            except (pa.ArrowInvalid, OSError):
+                continue  # a corrupt part; the reader reports it
+            if len(col):
+                m = pc.max(col).as_py()
+                best = m if best is None else max(best, m)
+        return best
+
+    # -- logging ----------------------------------------------------------------------------
+    def log_step(self, step: int, metrics: Mapping[str, Any]) -> None:
+        """Buffer one step's metrics. Values must be numbers (bool and int become float64) or None."""
+        step = int(step)
+        row: dict[str, Any] = {"step": step}
+        for key, value in metrics.items():
+            if key == "step":
+                continue
+            row[str(key)] = _to_float(str(key), step, value)
+        row.setdefault("wall_time", time.time())
+        with self._lock:
+            self._check_open()
+            if self._max_step_before is not None and step <= self._max_step_before and not self._relogged_noted:
+                self.meta.notes.append(f"steps from {step} re-logged after the resume; the newer rows replace the older")
+                self._relogged_noted = True
+            self._steps.append(row)
+            self.meta.last_step = step if self.meta.last_step is None else max(self.meta.last_step, step)
+            self._touch()
+            if len(self._steps) >= self.flush_every or self._due():
+                self._flush_locked()
+
+    def log_samples(self, rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> None:
+        """Buffer sample rows (one per response); columns of schema.SAMPLES, texts optional."""
+        frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        if not len(frame):
+            return
+        missing = [c for c in SAMPLE_REQUIRED if c not in frame.columns]
+        if missing:
+            raise ValueError(f"log_samples: missing required column(s) {', '.join(missing)}")
+        with self._lock:
+            self._check_open()
+            self._samples.append(frame)
+            self._touch()
+            if self._due():
+                self._flush_locked()
+
+    def update_meta(self, **info: Any) -> None:
+        """Record producer facts (e.g. the warm start's pass rate) under run.json's `info`."""
+        with self._lock:
+            self.meta.info.update(flatten_config(info))
+            write_meta(self.path, self.meta)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_locked()
+
+    def close(self, status: str = "finished", error: str | None = None) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._flush_locked()
+            self._closed = True
+            self.meta.status, self.meta.error, self.meta.end_time = status, error, time.time()
+            self.meta.heartbeat = self.meta.end_time
+            write_meta(self.path, self.meta)
+        self._stop.set()
+        self._restore_signal_handlers()
+        atexit.unregister(self._at_exit)
+
+    # -- internals --------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RunError(f"{self.path}: the writer is closed")
+
+    def _touch(self) -> None:
+        if self._oldest is None:
+            self._oldest = time.monotonic()
+
+    def _due(self) -> bool:
+        return self._oldest is not None and time.monotonic() - self._oldest >= self.flush_interval_s
+
+    def _flush_locked(self) -> None:
+        if self._steps:
+            self._metrics.write(_metrics_table(self._steps))
+            self._steps = []
+        if self._samples:
+            self._sample_parts.write(_samples_table(pd.concat(self._samples, ignore_index=True, sort=False)))
+            self._samples = []
+        self._oldest = None
+        self._beat(force=True)
+
+    def _beat(self, force: bool = False) -> None:
+        now = time.time()
+        if force or now - self._last_beat >= HEARTBEAT_INTERVAL_S:
+            self.meta.heartbeat = now
+            write_meta(self.path, self.meta)
+            self._last_beat = now
+
+    def _watch_clock(self) -> None:
+        while not self._stop.wait(min(0.25, self.flush_interval_s / 4)):
+            with self._lock:
+                if self._closed:
+                    return
+                if self._due():
+                    self._flush_locked()
+                else:
+                    self._beat()
+
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            current = signal.getsignal(sig)
+            if current in (signal.SIG_DFL, signal.default_int_handler):  # never override a user's handler
+                self._old_handlers[sig] = current
+                signal.signal(sig, self._on_signal)
+
+    def _restore_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig, handler in self._old_handlers.items():
+            signal.signal(sig, handler)
+        self._old_handlers = {}
+
+    def _on_signal(self, signum, frame) -> None:
+        # Raise in the main thread: the with-block (or the caller) unwinds and close() records the stop.
+        raise Interrupted(f"interrupted by {signal.Signals(signum).name}")
+
+    def _at_exit(self) -> None:
+        if not self._closed:
+            self.close(status="failed", error="the process exited without closing the run")
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc is None:
+            self.close("finished")
+        else:
+            text = "".join(traceback.format_exception_only(exc_type, exc)).strip()
+            self.close("failed", error=text)
+
+
+def _metrics_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows of {name: float|None} -> a table with `step` int64 and every other column float64.
+
+    Columns are the union of the rows' keys (a key first logged mid-run is kept; earlier rows get null).
+    """
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    arrays = [pa.array([row["step"] for row in rows], pa.int64())]
+    arrays += [pa.array([row.get(k) for row in rows], pa.float64()) for k in names if k != "step"]
+    return pa.table(arrays, names=["step"] + [k for k in names if k != "step"])
+
+
+def _samples_table(frame: pd.DataFrame) -> pa.Table:
+    """Cast the known sample columns to their schema types; keep extra columns as they come."""
+    for col, (kind, _) in SAMPLES.items():
+        if col not in frame.columns:
+            frame[col] = None
+    arrays, names = [], []
+    for col in frame.columns:
+        kind = SAMPLES.get(col, (None, ""))[0]
+        values = frame[col]
+        if kind == "string":
+            arr = pa.array([None if (v is None or (isinstance(v, float) and math.isnan(v))) else str(v)
+                            for v in values], pa.string())
+        elif kind is not None:
+            try:
+                arr = pa.array(values, _ARROW_TYPES[kind], from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
+                raise ValueError(f"log_samples: column {col!r} must be {kind}: {e}") from None
+        else:
+            arr = pa.array(values, from_pandas=True)
+        arrays.append(arr)
+        names.append(col)
+    return pa.table(arrays, names=names)
