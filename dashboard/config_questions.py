@@ -1,0 +1,302 @@
+"""The notes' five questions of section 6, answered from a run's flat dotted config. No streamlit here.
+
+Each framework spells the same choices differently, so each has a small reader: a key map from the
+question to the config keys it looks at, and the meaning of their values. What a config does not say is
+answered "unknown", never guessed from a default the run may not have used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+QUESTIONS = (
+    "Is the advantage normalised per prompt group, over the whole batch, or without dividing by the std?",
+    "Is the ratio per token or sequence-level? Is the loss averaged over tokens first or over responses first?",
+    "Do the old log-probs saved by the rollout engine agree with the training side?",
+    "Is the KL added directly outside the objective, folded into the reward, or not used at all?",
+    "After several epochs, how stale are the rollouts?",
+)
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Answer:
+    number: int  # 1..5, as in the notes
+    question: str
+    answer: str  # UNKNOWN when the config does not say
+    keys: tuple[str, ...]  # the config keys the answer was read from
+
+    @property
+    def known(self) -> bool:
+        return self.answer != UNKNOWN
+
+
+class Lookup:
+    """Find a setting by its name or by a dotted suffix of its key (`args.beta` matches `beta`)."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.config = dict(config)
+        self.used: list[str] = []
+
+    def key(self, *names: str) -> str | None:
+        for name in names:
+            if name in self.config:
+                return name
+            for k in self.config:
+                if k.endswith("." + name):
+                    return k
+        return None
+
+    def get(self, *names: str, default: Any = None) -> Any:
+        k = self.key(*names)
+        if k is None:
+            return default
+        self.used.append(k)
+        return self.config[k]
+
+    def take_used(self) -> tuple[str, ...]:
+        used, self.used = tuple(dict.fromkeys(self.used)), []
+        return used
+
+
+def _truthy(v: Any) -> bool | None:
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, (int, float)):
+        return bool(v)
+    s = str(v).strip().lower()
+    return {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False, "none": False}.get(s)
+
+
+# -- grpo_core (our trainer: grpo_core/config.py) ------------------------------------------------
+_CORE_ADV = {"group": "per prompt group: A = (r - group mean) / (group std + eps)",
+             "batch": "group mean subtracted, divided by the std of the whole batch",
+             "mean_only": "group mean subtracted, not divided by any std (Dr. GRPO)"}
+_CORE_AGG = {"token_mean": "loss averaged over all tokens of the batch first (token-level, DAPO)",
+             "seq_mean_token_mean": "averaged over each response's tokens, then over responses (GRPO)",
+             "seq_mean_token_sum_norm": "summed over each response's tokens, divided by a constant, then "
+                                        "averaged over responses (Dr. GRPO)"}
+
+
+def _core_q1(lk: Lookup) -> str:
+    mode = lk.get("algo.adv_mode")
+    if mode is None:
+        return UNKNOWN
+    text = _CORE_ADV.get(str(mode), f"adv_mode={mode}")
+    if _truthy(lk.get("algo.drop_zero_var_groups")):
+        text += "; zero-variance groups are dropped before the update"
+    return text
+
+
+def _core_q2(lk: Lookup) -> str:
+    ratio, agg = lk.get("algo.ratio"), lk.get("algo.loss_agg")
+    if ratio is None and agg is None:
+        return UNKNOWN
+    r = {"token": "ratio per token", "sequence": "sequence-level ratio (geometric mean of token ratios, GSPO)"}
+    parts = [r.get(str(ratio), f"ratio={ratio}") if ratio is not None else "ratio level unknown",
+             _CORE_AGG.get(str(agg), f"loss_agg={agg}") if agg is not None else "aggregation unknown"]
+    return "; ".join(parts)
+
+
+def _core_q3(lk: Lookup) -> str:
+    src = lk.get("algo.old_logprob_source")
+    if src is None:
+        return UNKNOWN
+    if str(src) == "recompute":
+        text = "recomputed by the training model (no grad) before the update, so they match it by construction"
+    else:
+        text, dtype = "taken from the rollout pass", lk.get("rollout.dtype")
+        if dtype is not None:
+            text += f" in {dtype}"
+            if str(dtype) != "fp32":
+                text += "; the training side runs in fp32 (bf16 autocast on CUDA), so expect a first-step ratio away from 1"
+    return text
+
+
+def _core_q4(lk: Lookup) -> str:
+    mode, coef, est = lk.get("algo.kl_mode"), lk.get("algo.kl_coef"), lk.get("algo.kl_estimator")
+    if mode is None:
+        return UNKNOWN
+    detail = ", ".join(x for x in (f"estimator {est}" if est else "", f"coef {coef}" if coef is not None else "") if x)
+    text = {"none": "not used", "loss": "added to the loss, outside the reward",
+            "reward": "folded into the reward (subtracted per sequence)"}.get(str(mode), f"kl_mode={mode}")
+    return text + (f" ({detail})" if detail and str(mode) != "none" else "")
+
+
+def _core_q5(lk: Lookup) -> str:
+    epochs, mbs = lk.get("algo.epochs"), lk.get("algo.minibatches")
+    if epochs is None and mbs is None:
+        return UNKNOWN
+    return _reuse_text(epochs, mbs)
+
+
+def _reuse_text(epochs: Any, minibatches: Any) -> str:
+    try:
+        e, m = int(epochs if epochs is not None else 1), int(minibatches if minibatches is not None else 1)
+    except (TypeError, ValueError):
+        return f"epochs={epochs}, minibatches={minibatches}"
+    n = e * m
+    if n <= 1:
+        return "one optimizer step per rollout: fully on-policy"
+    return (f"{n} optimizer steps per rollout ({e} epoch(s) x {m} minibatch(es)); only the first is on-policy, "
+            f"the last uses rollouts {n - 1} update(s) old")
+
+
+# -- TRL (GRPOConfig) -----------------------------------------------------------------------------
+_TRL_LOSS = {"grpo": "averaged over each response's tokens, then over responses",
+             "bnpo": "averaged over all tokens of the local batch",
+             "dr_grpo": "summed over tokens and divided by batch x max_completion_length (Dr. GRPO)",
+             "dapo": "averaged over all tokens of the global batch (DAPO)"}
+
+
+def _trl_q1(lk: Lookup) -> str:
+    v = lk.get("scale_rewards")
+    if v is None:
+        return UNKNOWN
+    s = str(v).lower()
+    if s in ("true", "group", "1"):
+        return "per prompt group: (r - group mean) / group std"
+    if s == "batch":
+        return "group mean subtracted, divided by the std of the whole batch"
+    if s in ("false", "none", "0"):
+        return "group mean subtracted, not divided by the std"
+    return f"scale_rewards={v}"
+
+
+def _trl_q2(lk: Lookup) -> str:
+    level, loss = lk.get("importance_sampling_level"), lk.get("loss_type")
+    if level is None and loss is None:
+        return UNKNOWN
+    parts = [f"ratio per {level}" if level is not None else "ratio level unknown",
+             _TRL_LOSS.get(str(loss), f"loss_type={loss}") if loss is not None else "aggregation unknown"]
+    return "; ".join(parts)
+
+
+def _trl_q3(lk: Lookup) -> str:
+    vllm, corr = lk.get("use_vllm"), lk.get("vllm_importance_sampling_correction")
+    if vllm is None:
+        return UNKNOWN
+    if not _truthy(vllm):
+        return "generated by the training model itself; old log-probs come from the same model"
+    text = "generated by vLLM; the trainer computes the old log-probs with the training model"
+    if corr is not None:
+        text += ("; vLLM's log-probs feed a truncated importance-sampling correction" if _truthy(corr)
+                 else "; no correction for vLLM/training log-prob differences")
+    return text
+
+
+def _trl_q4(lk: Lookup) -> str:
+    beta = lk.get("beta")
+    if beta is None:
+        return UNKNOWN
+    try:
+        return "not used (beta = 0)" if float(beta) == 0 else f"added to the loss (beta {beta})"
+    except (TypeError, ValueError):
+        return f"beta={beta}"
+
+
+def _trl_q5(lk: Lookup) -> str:
+    mu, spg = lk.get("num_iterations"), lk.get("steps_per_generation")
+    if mu is None and spg is None:
+        return UNKNOWN
+    return _reuse_text(mu, spg)
+
+
+# -- verl ------------------------------------------------------------------------------------------
+def _verl_q1(lk: Lookup) -> str:
+    est, norm = lk.get("algorithm.adv_estimator"), lk.get("algorithm.norm_adv_by_std_in_grpo")
+    if est is None:
+        return UNKNOWN
+    if str(est) == "grpo":
+        if norm is None:
+            return "group baseline (adv_estimator grpo); whether it divides by the std is not recorded"
+        return ("per prompt group: (r - group mean) / group std" if _truthy(norm)
+                else "group mean subtracted, not divided by the std (Dr. GRPO)")
+    return f"adv_estimator {est}"
+
+
+def _verl_q2(lk: Lookup) -> str:
+    agg, mode = lk.get("actor.loss_agg_mode"), lk.get("actor.policy_loss.loss_mode")
+    if agg is None and mode is None:
+        return UNKNOWN
+    ratio = {"vanilla": "ratio per token", "gspo": "sequence-level ratio (GSPO)"}
+    return "; ".join([ratio.get(str(mode), f"loss_mode={mode}") if mode is not None else "ratio level unknown",
+                      f"loss aggregation {agg}" if agg is not None else "aggregation unknown"])
+
+
+def _verl_q3(lk: Lookup) -> str:
+    name, dtype = lk.get("rollout.name"), lk.get("rollout.dtype")
+    if name is None:
+        return UNKNOWN
+    text = f"rollouts by {name}"
+    if dtype is not None:
+        text += f" in {dtype}"
+    return text + "; verl recomputes the old log-probs with the actor before the update"
+
+
+def _verl_q4(lk: Lookup) -> str:
+    in_loss, in_reward = _truthy(lk.get("actor.use_kl_loss")), _truthy(lk.get("algorithm.use_kl_in_reward"))
+    if in_loss is None and in_reward is None:
+        return UNKNOWN
+    if in_loss and in_reward:
+        return "both in the loss and in the reward: counted twice"
+    if in_loss:
+        return f"added to the loss ({lk.get('actor.kl_loss_type')}, coef {lk.get('actor.kl_loss_coef')})"
+    if in_reward:
+        return f"folded into the reward (coef {lk.get('algorithm.kl_ctrl.kl_coef')})"
+    return "not used"
+
+
+def _verl_q5(lk: Lookup) -> str:
+    epochs, batch, mini = lk.get("actor.ppo_epochs"), lk.get("data.train_batch_size"), lk.get("actor.ppo_mini_batch_size")
+    if epochs is None:
+        return UNKNOWN
+    try:
+        m = max(1, int(batch) // int(mini)) if batch is not None and mini is not None else 1
+    except (TypeError, ValueError, ZeroDivisionError):
+        m = 1
+    return _reuse_text(epochs, m)
+
+
+Reader = tuple[Callable[[Lookup], str], ...]
+READERS: dict[str, Reader] = {
+    "grpo_core": (_core_q1, _core_q2, _core_q3, _core_q4, _core_q5),
+    "trl": (_trl_q1, _trl_q2, _trl_q3, _trl_q4, _trl_q5),
+    "verl": (_verl_q1, _verl_q2, _verl_q3, _verl_q4, _verl_q5),
+}
+
+
+def _answers(config: Mapping[str, Any], reader: Reader) -> list[Answer]:
+    lk = Lookup(config)
+    out = []
+    for i, (question, fn) in enumerate(zip(QUESTIONS, reader, strict=True), start=1):
+        text = fn(lk)
+        out.append(Answer(i, question, text, lk.take_used()))
+    return out
+
+
+def answer_questions(config: Mapping[str, Any], source: str) -> list[Answer]:
+    """The five answers for a run of `source`; an unknown source uses the reader that knows most keys."""
+    if source in READERS:
+        return _answers(config, READERS[source])
+    best = max((_answers(config, r) for r in READERS.values()), key=lambda a: sum(x.known for x in a))
+    if not any(a.known for a in best):
+        return [Answer(i, q, UNKNOWN, ()) for i, q in enumerate(QUESTIONS, start=1)]
+    return best
+
+
+def config_diff(configs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows {key, <run>: value, ...} for every key whose value differs (or is missing) between runs."""
+    keys = sorted(set().union(*[c.keys() for c in configs.values()])) if configs else []
+    rows = []
+    for k in keys:
+        values = {name: c.get(k, "(absent)") for name, c in configs.items()}
+        if len({repr(v) for v in values.values()}) > 1:
+            rows.append({"key": k, **{name: display(v) for name, v in values.items()}})
+    return rows
+
+
+def display(v: Any) -> str:
+    return v if isinstance(v, str) else repr(v)

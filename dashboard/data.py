@@ -1,0 +1,144 @@
+"""The app's data layer: the only module with Streamlit caches. Pages ask here and draw.
+
+Runs are opened once per server (st.cache_resource) and kept: every rerun calls `refresh()`, which reads
+only the part files that are new, so a live run costs one part read per new flush, not a reread.
+Discovery and diagnoses are cached as data (st.cache_data) keyed by what changes them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from collectors import RunError, discover_runs, open_run
+from collectors.meta import STALE_AFTER_S
+from dashboard import paths
+
+STALE_ENV = "GRPOSCOPE_STALE_AFTER_S"
+RUN_COLUMNS = ["key", "name", "source", "status", "last_step", "last_update", "root", "path", "error"]
+
+
+def roots() -> list[paths.Root]:
+    return paths.roots_from_env()
+
+
+def stale_after_s() -> float:
+    try:
+        return float(os.environ.get(STALE_ENV, STALE_AFTER_S))
+    except ValueError:
+        return STALE_AFTER_S
+
+
+@st.cache_data(ttl=2.0, show_spinner=False)
+def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float) -> pd.DataFrame:
+    """Every run under the roots (label, path), one row each, newest update first."""
+    rs = [paths.Root(label, Path(p)) for label, p in root_list]
+    rows = []
+    for root in rs:
+        for info in discover_runs(root.path, stale_after_s=stale_s):
+            rows.append({"key": paths.run_key(rs, info.path), "name": info.name, "source": info.source,
+                         "status": info.status, "last_step": info.last_step, "last_update": info.last_update,
+                         "root": root.label, "path": str(info.path), "error": info.error})
+    frame = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    return frame.sort_values("last_update", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
+
+
+def all_runs() -> pd.DataFrame:
+    return runs_table(tuple((r.label, str(r.path)) for r in roots()), stale_after_s())
+
+
+class LiveRun:
+    """A Run kept open across reruns and sessions; refresh() is serialised by a lock."""
+
+    def __init__(self, path: str) -> None:
+        self.lock = threading.Lock()
+        self.run = open_run(path)
+        self.run.stale_after_s = stale_after_s()
+
+    def refresh(self) -> int:
+        with self.lock:
+            return self.run.refresh()
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _live(path: str) -> LiveRun:
+    return LiveRun(path)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    run: object  # collectors.Run
+    metrics: pd.DataFrame  # do not mutate: shared with the run
+    new_rows: int
+    version: tuple  # changes whenever the metrics or the status change
+
+
+def snapshot(path: str | Path) -> Snapshot:
+    """The run at `path`, refreshed (new parts only). Raises RunError when it cannot be opened."""
+    live = _live(str(path))
+    new = live.refresh()
+    run = live.run
+    frame = run.metrics
+    last = int(frame["step"].iloc[-1]) if len(frame) else None
+    return Snapshot(run, frame, new, (str(path), len(frame), last, run.status, len(run.problems)))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _diagnosis(version: tuple, _run):
+    from dashboard.diagnosis import diagnose
+
+    return diagnose(_run)
+
+
+def diagnosis(snap: Snapshot):
+    """The run's Diagnosis (findings most severe first, not_judged), or None when no engine is installed."""
+    try:
+        import dashboard.diagnosis as engine
+    except ImportError:
+        return None
+    if not hasattr(engine, "diagnose"):
+        return None
+    return _diagnosis(snap.version, snap.run)
+
+
+def health(path: str) -> tuple[int | None, int | None]:
+    """(critical, warning) finding counts of a run, or (None, None) when it cannot be judged."""
+    try:
+        d = diagnosis(snapshot(path))
+    except RunError:
+        return None, None
+    if d is None:
+        return None, None
+    sev = [f.severity for f in d.findings]
+    return sev.count("critical"), sev.count("warning")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _samples(version: tuple, step_min: int | None, step_max: int | None, _run) -> pd.DataFrame:
+    return _run.samples(step_min=step_min, step_max=step_max)
+
+
+def samples(snap: Snapshot, step_min: int | None = None, step_max: int | None = None) -> pd.DataFrame:
+    return _samples(snap.version, step_min, step_max, snap.run)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _sample_steps(version: tuple, _run) -> list[int]:
+    s = _run.samples()
+    return sorted(int(x) for x in s["step"].unique()) if len(s) else []
+
+
+def sample_steps(snap: Snapshot) -> list[int]:
+    """Steps that have sample rows. Reads the samples' step column once per run version."""
+    return _sample_steps(snap.version, snap.run)
+
+
+def clear_caches() -> None:
+    """For tests: forget cached data and open runs."""
+    st.cache_data.clear()
+    st.cache_resource.clear()

@@ -1,0 +1,86 @@
+"""Where runs may be opened from: the roots given at launch, and run keys that stay inside them.
+
+A run is named in the URL by a key `<root label>/<path inside that root>` (e.g. `sample_runs/healthy`),
+so a shared link opens the same run on another machine with the same roots. A key is resolved only inside
+its root: absolute paths, `..`, and symlinks that lead outside are refused with a message.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+ROOTS_ENV = "GRPOSCOPE_ROOTS"  # os.pathsep-separated roots; set by grpo-dash
+BUNDLED_SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+
+
+class PathRefused(ValueError):
+    """A run key that names something outside the configured roots, or nothing at all."""
+
+
+@dataclass(frozen=True)
+class Root:
+    label: str  # first component of a run key
+    path: Path  # absolute
+
+
+def default_roots(cwd: Path | None = None) -> list[Path]:
+    """./runs and the bundled sample_runs/ (when the package sits in its source tree)."""
+    cwd = Path.cwd() if cwd is None else cwd
+    return [cwd / "runs", BUNDLED_SAMPLES]
+
+
+def roots_from_env(environ: dict[str, str] | None = None) -> list[Root]:
+    environ = os.environ if environ is None else environ
+    raw = environ.get(ROOTS_ENV, "")
+    paths = [Path(p) for p in raw.split(os.pathsep) if p] if raw else default_roots()
+    return make_roots(paths)
+
+
+def make_roots(paths: list[Path | str]) -> list[Root]:
+    """Label each root by its folder name; a repeated name gets a suffix (`runs`, `runs-2`)."""
+    roots: list[Root] = []
+    seen: set[str] = set()
+    for p in paths:
+        path = Path(p).expanduser().resolve()
+        if any(r.path == path for r in roots):
+            continue
+        base = path.name or "root"
+        label, i = base, 2
+        while label in seen:
+            label, i = f"{base}-{i}", i + 1
+        seen.add(label)
+        roots.append(Root(label, path))
+    return roots
+
+
+def run_key(roots: list[Root], path: Path | str) -> str:
+    """The URL key of a run folder found under one of the roots."""
+    path = Path(path).resolve()
+    for root in roots:
+        if path == root.path or path.is_relative_to(root.path):
+            rel = path.relative_to(root.path).as_posix()
+            return root.label if rel == "." else f"{root.label}/{rel}"
+    raise PathRefused(f"{path} is not inside any root")
+
+
+def resolve_run(roots: list[Root], key: str) -> Path:
+    """The folder a run key names, checked to lie inside its root. Raises PathRefused with the reason."""
+    where = "runs are opened only inside the roots: " + ", ".join(f"{r.label} ({r.path})" for r in roots)
+    if not key or "\x00" in key:
+        raise PathRefused(f"empty run name; {where}")
+    if "\\" in key or key.startswith("/") or (len(key) > 1 and key[1] == ":"):
+        raise PathRefused(f"run {key!r} refused: an absolute path is not allowed; {where}")
+    parts = PurePosixPath(key).parts
+    if any(p in ("..", ".") for p in parts) or "//" in key:
+        raise PathRefused(f"run {key!r} refused: '..' and '.' are not allowed in a run name; {where}")
+    root = next((r for r in roots if r.label == parts[0]), None)
+    if root is None:
+        raise PathRefused(f"run {key!r} refused: {parts[0]!r} is not a configured root; {where}")
+    target = root.path.joinpath(*parts[1:]).resolve()
+    if not (target == root.path or target.is_relative_to(root.path)):
+        raise PathRefused(f"run {key!r} refused: it leads outside its root (symlink); {where}")
+    if not target.is_dir():
+        raise PathRefused(f"run {key!r} not found under {root.path}")
+    return target

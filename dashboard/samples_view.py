@@ -1,0 +1,123 @@
+"""The sample browser's filters: a samples frame in, the responses to show out. No streamlit here.
+
+Group filters keep whole prompt groups (a zero-variance group is only visible as a group); response
+filters pick single responses and keep their group's context columns. Links from the diagnosis name a
+filter by its key (`?filter=all_fail&step=120`); aliases accept the spellings a rule may use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+GROUP_KEYS = ("step", "group")
+DEFAULT_LIMIT = 20  # responses for the "top N" filters
+
+
+@dataclass(frozen=True)
+class SampleFilter:
+    key: str
+    label: str
+    select: Callable[[pd.DataFrame, int], pd.DataFrame]
+    ranking: bool = False  # a "top N" list: shown in its own order, not grouped
+
+
+def with_group_stats(samples: pd.DataFrame) -> pd.DataFrame:
+    """Add group_reward_std, group_pass_frac and group_size to every row (one groupby, not one per group)."""
+    s = samples.copy()
+    if not len(s):
+        return s.assign(group_reward_std=pd.Series(dtype=float), group_pass_frac=pd.Series(dtype=float),
+                        group_size=pd.Series(dtype="int64"))
+    g = s.groupby(list(GROUP_KEYS), sort=False)
+    s["group_reward_std"] = g["reward"].transform(lambda r: float(np.nanstd(r.to_numpy(dtype=float))))
+    s["group_size"] = g["reward"].transform("size")
+    if "passed" in s and s["passed"].notna().any():
+        s["group_pass_frac"] = g["passed"].transform(lambda p: float(p.fillna(False).astype(bool).mean()))
+    else:
+        s["group_pass_frac"] = np.nan
+    return s
+
+
+def _groups_where(mask_col: Callable[[pd.DataFrame], pd.Series]):
+    def select(s: pd.DataFrame, limit: int) -> pd.DataFrame:
+        return s[mask_col(s).to_numpy(dtype=bool)]
+    return select
+
+
+def _top(column: str, ascending: bool):
+    def select(s: pd.DataFrame, limit: int) -> pd.DataFrame:
+        if column not in s or not s[column].notna().any():
+            return s.iloc[0:0]
+        return s.sort_values(column, ascending=ascending, kind="stable", na_position="last").head(limit)
+    return select
+
+
+def _truncated(s: pd.DataFrame, limit: int) -> pd.DataFrame:
+    if "truncated" not in s:
+        return s.iloc[0:0]
+    return s[s["truncated"].fillna(False).astype(bool).to_numpy()]
+
+
+def _zero_reward(s: pd.DataFrame, limit: int) -> pd.DataFrame:
+    return s[(s["reward"] == 0).to_numpy(dtype=bool)]
+
+
+FILTERS: tuple[SampleFilter, ...] = (
+    SampleFilter("all", "all groups", lambda s, n: s),
+    SampleFilter("zero_variance", "zero-variance groups (all rewards equal)",
+                 _groups_where(lambda s: s["group_reward_std"] < 1e-12)),
+    SampleFilter("all_fail", "all-fail groups", _groups_where(lambda s: s["group_pass_frac"] == 0)),
+    SampleFilter("all_pass", "all-pass groups", _groups_where(lambda s: s["group_pass_frac"] == 1)),
+    SampleFilter("longest", "longest responses", _top("num_tokens", ascending=False), ranking=True),
+    SampleFilter("truncated", "truncated responses", _truncated),
+    SampleFilter("highest_reward", "highest reward", _top("reward", ascending=False), ranking=True),
+    SampleFilter("lowest_reward", "lowest reward", _top("reward", ascending=True), ranking=True),
+    SampleFilter("zero_reward", "reward exactly 0", _zero_reward),
+)
+FILTER_KEYS = {f.key: f for f in FILTERS}
+ALIASES = {"zero_var": "zero_variance", "zero_std": "zero_variance", "zero_variance_groups": "zero_variance",
+           "allfail": "all_fail", "all_failed": "all_fail", "allpass": "all_pass", "all_passed": "all_pass",
+           "long": "longest", "length": "longest", "high_reward": "highest_reward", "top_reward": "highest_reward",
+           "low_reward": "lowest_reward", "reward_zero": "zero_reward", "reward_0": "zero_reward"}
+
+
+def filter_key(name: str | None) -> str:
+    """The canonical filter key for a name from a URL or a finding's link; unknown names give "all"."""
+    if not name:
+        return "all"
+    name = str(name).strip().lower()
+    name = ALIASES.get(name, name)
+    return name if name in FILTER_KEYS else "all"
+
+
+def apply_filter(samples: pd.DataFrame, key: str, limit: int = DEFAULT_LIMIT) -> pd.DataFrame:
+    """Rows to show for filter `key`, in display order (groups together, then by sample)."""
+    s = with_group_stats(samples)
+    if not len(s):
+        return s
+    flt = FILTER_KEYS[filter_key(key)]
+    picked = flt.select(s, limit)
+    if flt.ranking:
+        return picked.reset_index(drop=True)
+    keys = [c for c in ("step", "group", "sample") if c in picked]
+    return picked.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def steps_with_samples(samples: pd.DataFrame) -> list[int]:
+    return sorted(int(x) for x in samples["step"].unique()) if len(samples) else []
+
+
+def group_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per group shown: step, group, prompt id, size, reward mean/std, pass fraction."""
+    if not len(rows):
+        return pd.DataFrame(columns=["step", "group", "prompt_id", "responses", "reward_mean", "reward_std",
+                                     "pass_frac"])
+    g = rows.groupby(list(GROUP_KEYS), sort=False)
+    out = g.agg(responses=("reward", "size"), reward_mean=("reward", "mean"),
+                reward_std=("group_reward_std", "first"), pass_frac=("group_pass_frac", "first")).reset_index()
+    if "prompt_id" in rows:
+        out.insert(2, "prompt_id", g["prompt_id"].first().to_numpy())
+    return out

@@ -1,0 +1,53 @@
+"""Small pure text helpers for the app: Markdown escaping, "how long ago", health labels."""
+
+from __future__ import annotations
+
+import re
+import time
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def escape_md(text: object) -> str:
+    """Text safe to put in a Streamlit label or Markdown string: every Markdown/HTML character escaped,
+    so `![x](http://...)` is shown literally and fetches nothing. Model output never goes through this:
+    it is shown with st.code / st.text / st.dataframe only."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+def ago(unix_s: float | None, now: float | None = None) -> str:
+    """'12 s ago', '3 min ago', '2.5 h ago', '4 d ago'; 'never' for None."""
+    if unix_s is None:
+        return "never"
+    dt = max(0.0, (time.time() if now is None else now) - float(unix_s))
+    if dt < 90:
+        return f"{dt:.0f} s ago"
+    if dt < 90 * 60:
+        return f"{dt / 60:.0f} min ago"
+    if dt < 36 * 3600:
+        return f"{dt / 3600:.1f} h ago"
+    return f"{dt / 86400:.0f} d ago"
+
+
+def fmt_time(unix_s: float | None) -> str:
+    if unix_s is None:
+        return ""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(unix_s)))
+
+
+def health_label(critical: int | None, warning: int | None) -> str:
+    """The runs table's badge: counts of critical and warning findings."""
+    if critical is None:
+        return "not judged"
+    if not critical and not warning:
+        return "✅ ok"
+    parts = []
+    if critical:
+        parts.append(f"🔴 {critical} critical")
+    if warning:
+        parts.append(f"🟠 {warning} warning")
+    return " · ".join(parts)
+
+
+SEVERITY_ICONS = {"critical": "🔴", "warning": "🟠", "info": "🔵"}
+STATUS_ICONS = {"running": "🟢", "finished": "⚪", "failed": "❌", "stale": "⏸️", "unknown": "❔"}

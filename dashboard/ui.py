@@ -1,0 +1,120 @@
+"""Widgets and URL state shared by the pages. Streamlit only; logic stays in the pure modules.
+
+The URL carries the page (st.navigation's url_path) and the selected runs (`?run=<root>/<path>`, repeated
+for several). Streamlit drops query parameters when the page changes, so the selection also lives in
+session state and is written back to the URL on every page.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from collectors import RunError
+from dashboard import data, paths
+from dashboard.text import STATUS_ICONS, ago, escape_md
+
+SELECTED = "grposcope_runs"  # session key: list of run keys
+
+
+def sync_selection() -> None:
+    """Called by app.py before every page: URL -> session on arrival, session -> URL otherwise."""
+    from_url = st.query_params.get_all("run")
+    if from_url:
+        st.session_state[SELECTED] = list(dict.fromkeys(from_url))
+    elif st.session_state.get(SELECTED):
+        st.query_params["run"] = st.session_state[SELECTED]
+
+
+def selected_keys() -> list[str]:
+    return list(st.session_state.get(SELECTED, []))
+
+
+def set_selected(keys: list[str]) -> None:
+    st.session_state[SELECTED] = list(keys)
+    if keys:
+        st.query_params["run"] = list(keys)
+    elif "run" in st.query_params:
+        del st.query_params["run"]
+
+
+def resolve_selected() -> list[tuple[str, Path]]:
+    """The selected runs that lie inside the roots; a refused key is shown as an error and dropped."""
+    out = []
+    for key in selected_keys():
+        try:
+            out.append((key, paths.resolve_run(data.roots(), key)))
+        except paths.PathRefused as e:
+            st.error(str(e), icon="🚫")
+    return out
+
+
+def _label(table, key: str) -> str:
+    row = table[table["key"] == key]
+    if not len(row):
+        return key
+    r = row.iloc[0]
+    return f"{STATUS_ICONS.get(r['status'], '')} {r['name']} · {r['status']} · {key}"
+
+
+def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> list[tuple[str, Path]]:
+    """A picker over every discovered run, defaulting to the URL's selection; returns (key, path)."""
+    table = data.all_runs()
+    chosen = resolve_selected()
+    options = list(dict.fromkeys(list(table["key"]) + [k for k, _ in chosen]))
+    if not options:
+        st.info("No runs found under the roots: " + ", ".join(str(r.path) for r in data.roots()))
+        return []
+    current = [k for k, _ in chosen]
+    fmt = lambda k: _label(table, k)  # noqa: E731
+    if multi:
+        picked = st.multiselect(label, options, default=current, format_func=fmt, key=f"pick_{label}")
+        if picked != current:
+            set_selected(picked)
+    else:
+        index = options.index(current[0]) if current else 0
+        picked = [st.selectbox(label, options, index=index, format_func=fmt, key=f"pick_{label}")]
+        if current[:1] != picked:
+            set_selected(picked + [k for k in current if k != picked[0]])
+    if len(picked) < min_runs:
+        st.info(f"Pick at least {min_runs} run(s).")
+        return []
+    return [(k, paths.resolve_run(data.roots(), k)) for k in picked]
+
+
+def open_snapshot(key: str, path: Path):
+    """Open and refresh a run, or show why it cannot be read and return None."""
+    try:
+        return data.snapshot(path)
+    except RunError as e:
+        st.error(f"Cannot open run {key}: {e}")
+        return None
+
+
+def run_header(key: str, snap) -> None:
+    run = snap.run
+    st.subheader(escape_md(run.name))
+    last = snap.metrics["step"].iloc[-1] if len(snap.metrics) else "none"
+    beat = run.meta.heartbeat
+    st.caption(escape_md(f"{key} · source {run.meta.source} · {STATUS_ICONS.get(run.status, '')} {run.status} · "
+                         f"last step {last} · updated {ago(beat)}"))
+    if run.meta.error:
+        st.code(run.meta.error, language="text")
+    if run.problems:
+        with st.expander(f"{len(run.problems)} problem(s) reading this run"):
+            st.code("\n".join(str(p) for p in run.problems), language="text")
+
+
+PAGE_FILES = {"checklist": "views/checklist.py", "samples": "views/samples.py", "config": "views/config.py",
+              "diagnosis": "views/diagnosis.py", "runs": "views/runs.py", "compare": "views/compare.py",
+              "live": "views/live.py"}
+
+
+def link(page: str, label: str, keys: str | list[str], params: dict | None = None) -> None:
+    """A link to another page with these runs selected and the page's parameters in the URL."""
+    target = PAGE_FILES.get(page)
+    if target is None:
+        return
+    query = {"run": [keys] if isinstance(keys, str) else list(keys), **{k: str(v) for k, v in (params or {}).items()}}
+    st.page_link(target, label=label, query_params=query, icon="➡️")

@@ -1,0 +1,38 @@
+"""Checklist: the notes' section 8 charts of one run on a shared x axis, findings shaded."""
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+from dashboard.text import escape_md
+
+st.title("Checklist")
+picked = ui.pick_runs("Run", multi=False)
+if not picked:
+    st.stop()
+key, path = picked[0]
+snap = ui.open_snapshot(key, path)
+if snap is None:
+    st.stop()
+ui.run_header(key, snap)
+
+c1, c2, c3 = st.columns([1, 2, 1])
+x = c1.radio("x axis", ["step", "wall_time"], horizontal=True, format_func=lambda v: v.replace("_", " "))
+smoothing = c2.slider("Smoothing (EMA weight; the raw series stays drawn)", 0.0, 0.99, 0.0, 0.01)
+shade = c3.toggle("Shade findings", value=True)
+
+diagnosis = data.diagnosis(snap) if shade else None
+shades = tuple(charts.Shade(tuple(f.metrics), tuple(f.step_range), f.severity, f.rule_id)
+               for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
+
+focus = st.query_params.get("metric")
+if focus:
+    panels = tuple(charts.panels_for_metric(focus))
+    if panels:
+        st.markdown("**Focused on** " + escape_md(focus))
+        st.plotly_chart(charts.checklist_figure(snap.metrics, panels, x, smoothing, shades), key="focus")
+    else:
+        st.info(escape_md(focus) + " is not on the checklist; showing all charts.")
+
+if not len(snap.metrics):
+    st.info("This run has no logged steps yet.")
+st.plotly_chart(charts.checklist_figure(snap.metrics, charts.CHECKLIST, x, smoothing, shades), key="checklist")

@@ -1,0 +1,52 @@
+"""Diagnosis: the findings, most severe first, with evidence, the checks to make, and links to them."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, data, ui
+from dashboard.text import SEVERITY_ICONS, escape_md
+
+st.title("Diagnosis")
+picked = ui.pick_runs("Run", multi=False)
+if not picked:
+    st.stop()
+key, path = picked[0]
+snap = ui.open_snapshot(key, path)
+if snap is None:
+    st.stop()
+ui.run_header(key, snap)
+
+diagnosis = data.diagnosis(snap)
+if diagnosis is None:
+    st.warning("The diagnosis engine (dashboard.diagnosis) is not available in this installation.")
+    st.stop()
+if not diagnosis.findings:
+    st.success("No findings: no rule fired on this run.")
+
+
+def show_check(number: int, check) -> None:
+    st.markdown(f"{number}. **{escape_md(check.what)}**: {escape_md(check.how)}")
+    if check.link is not None:
+        ui.link(check.link.page, f"open {check.link.page}", key, dict(check.link.params))
+
+
+for i, f in enumerate(diagnosis.findings):
+    with st.container(border=True):
+        span = f"steps {f.step_range[0]}-{f.step_range[1]}" if f.step_range else "whole run"
+        st.markdown(f"### {SEVERITY_ICONS.get(f.severity, '')} {escape_md(f.title)}")
+        st.caption(escape_md(f"{f.severity} · {f.rule_id} · symptom: {f.symptom} · {span}"))
+        for j, ev in enumerate(f.evidence):
+            st.markdown("Evidence: " + escape_md(ev.text))
+            st.plotly_chart(charts.evidence_figure(snap.metrics, ev.metric, ev.threshold, f.step_range, f.severity),
+                            key=f"ev_{i}_{j}")
+        st.markdown("**Check first**")
+        for n, check in enumerate(f.checks, start=1):
+            show_check(n, check)
+        if f.examples:
+            st.markdown("**Examples from the samples** (model output, shown as plain text)")
+            st.dataframe(pd.DataFrame(list(f.examples)).astype(str), hide_index=True, key=f"ex_{i}")
+
+if diagnosis.not_judged:
+    with st.expander(f"{len(diagnosis.not_judged)} rule(s) could not judge this run"):
+        st.dataframe(pd.DataFrame([{"rule": n.rule_id, "reason": n.reason} for n in diagnosis.not_judged]),
+                     hide_index=True)

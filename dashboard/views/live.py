@@ -1,0 +1,45 @@
+"""Live: a running run refreshing itself (a fragment re-run every few seconds that reads only new parts),
+how long ago it last updated, a pause switch, and findings as they appear."""
+
+import streamlit as st
+
+from dashboard import charts, data, ui
+from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md
+
+st.title("Live")
+picked = ui.pick_runs("Run", multi=False)
+if not picked:
+    st.stop()
+key, path = picked[0]
+
+c1, c2 = st.columns([1, 3])
+paused = c1.toggle("Pause", value=False)
+every = c2.select_slider("Refresh every (s)", [1, 2, 5, 10, 30], value=2)
+
+
+@st.fragment(run_every=None if paused else every)
+def live_view() -> None:
+    snap = ui.open_snapshot(key, path)
+    if snap is None:
+        return
+    run, frame = snap.run, snap.metrics
+    last = int(frame["step"].iloc[-1]) if len(frame) else None
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("status", f"{STATUS_ICONS.get(run.status, '')} {run.status}")
+    m2.metric("last step", "none" if last is None else str(last), delta=snap.new_rows or None)
+    m3.metric("last update", ago(run.meta.heartbeat))
+    reward = frame["reward/mean"].iloc[-1] if "reward/mean" in frame and len(frame) else None
+    m4.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}")
+    if run.status == "stale":
+        st.warning("The writer stopped sending heartbeats: this run is stale, not running.")
+    diagnosis = data.diagnosis(snap)
+    for f in diagnosis.findings if diagnosis else ():
+        span = f" (steps {f.step_range[0]}-{f.step_range[1]})" if f.step_range else ""
+        st.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{escape_md(f.title)}**{escape_md(span)}")
+    shades = tuple(charts.Shade(tuple(f.metrics), tuple(f.step_range), f.severity, f.rule_id)
+                   for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
+    st.plotly_chart(charts.checklist_figure(frame, charts.CHECKLIST, "step", 0.0, shades, n_out=1000),
+                    key="live_chart")
+
+
+live_view()
