@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError, RunMeta, read_meta
 from collectors.parts import SEQ_COLUMN, Part, list_parts
 from collectors.run import Problem, Run
+from collectors.schema import SAMPLES
 
 
 class NativeRun(Run):
@@ -116,6 +117,8 @@ class NativeRun(Run):
     def _refresh_sample_index(self) -> None:
         _, parts = self._new_parts("samples")
         self._sample_parts = parts
+        for q in parts:
+            self._step_range(q)  # footer only, once per part: later range queries skip parts unopened
 
     def _step_range(self, q: Part) -> tuple[int, int] | None:
         """Min and max step of a part from its footer statistics (no data read)."""
@@ -150,7 +153,9 @@ class NativeRun(Run):
         frame = frame[(frame["step"] >= lo) & (frame["step"] <= hi)]
         frame = self._latest_session_only(frame)
         keys = [c for c in ("step", "group", "sample") if c in frame.columns]
-        return frame.drop(columns=[SEQ_COLUMN]).sort_values(keys, kind="stable").reset_index(drop=True)
+        frame = frame.drop(columns=[SEQ_COLUMN]).sort_values(keys, kind="stable").reset_index(drop=True)
+        cols = [c for c in SAMPLES if c in frame.columns] + sorted(c for c in frame.columns if c not in SAMPLES)
+        return frame[cols]
 
     def _latest_session_only(self, frame: pd.DataFrame) -> pd.DataFrame:
         """After a resume, a step's samples come from the newest session that logged that step."""
