@@ -368,3 +368,24 @@ def test_samples_are_read_lazily_by_step_range(tmp_path):
     part.write_bytes(b"garbage")  # a part outside the range asked for is not even opened
     got = run.samples(step_min=39, step_max=39)
     assert got["step"].tolist() == [39, 39] and run.problems == []
+
+
+def test_run_format_doc_lists_every_canonical_name_with_its_meaning():
+    from collectors.schema import METRICS, SAMPLES
+
+    doc = (REPO / "docs" / "run-format.md").read_text()
+    for name, meaning in METRICS.items():
+        assert f"| `{name}` | {meaning} |" in doc, name
+    for name, (kind, meaning) in SAMPLES.items():
+        assert f"| `{name}` | {kind} | {meaning} |" in doc, name
+
+
+def test_hand_written_run_as_documented_loads(tmp_path):
+    run = tmp_path / "by_hand"
+    (run / "metrics").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"schema_version": 1, "name": "by hand", "source": "my_trainer",
+                                              "status": "finished", "config": {"algo": {"group_size": 8}}}))
+    pq.write_table(pa.table({"step": [0, 1, 2], "reward/mean": [0.1, 0.2, 0.4]}), run / "metrics" / "part-00000000.parquet")
+    loaded = load_run(run)
+    assert loaded.metrics["reward/mean"].tolist() == [0.1, 0.2, 0.4]
+    assert loaded.meta.config == {"algo.group_size": 8} and loaded.problems == []
