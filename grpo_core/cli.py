@@ -1,0 +1,118 @@
+"""grpo-train: the command line over config.Config, generated from its fields (one source of truth).
+
+Every field is a flag `--section.field VALUE` whose help is the field's docstring; `--set key=value`,
+`--task` and `--out` are other spellings of the same overrides, applied in command-line order after the
+preset and the TOML file. Any bad value stops with a one-line error before training starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+
+from grpo_core.config import PRESETS, Config, ConfigError, build_config, leaf_fields, to_dict, validate
+from grpo_core.tasks import TaskError
+
+SHORTCUTS = {"preset", "out"}  # top-level fields that have their own flag below
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class Override(argparse.Action):
+    """Append (dotted key, raw value) to namespace.overrides, keeping command-line order."""
+
+    def __init__(self, *args, key: str | None = None, **kwargs) -> None:
+        self.key = key
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        if self.key is None:  # --set key=value
+            key, sep, value = value.partition("=")
+            if not sep or not key:
+                parser.error(f"--set expects key=value, got {value!r}")
+        else:
+            key = self.key
+        namespace.overrides = [*getattr(namespace, "overrides", []), (key.strip(), value)]
+
+
+def make_parser() -> OneLineParser:
+    presets = "\n".join(f"  {name:8s} {source}" for name, (source, _) in PRESETS.items())
+    p = OneLineParser(
+        prog="grpo-train", usage="grpo-train [--preset NAME] [--task NAME] [--out RUN_DIR] [--config FILE] "
+                                  "[--set KEY=VALUE ...] [--SECTION.FIELD VALUE ...]",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Train a policy with GRPO and write a grposcope run folder.",
+        epilog=f"presets:\n{presets}\n\nprecedence: field defaults < --preset < --config file < --set and "
+               "field flags (in order).\nopen a run with: grpo-dash RUN_DIR")
+    p.set_defaults(overrides=[])
+    p.add_argument("--preset", choices=list(PRESETS), help="named algorithm variant (default: grpo)")
+    p.add_argument("--config", metavar="FILE", help="TOML file of overrides ([algo] kl_coef = 0 or algo.kl_coef = 0)")
+    p.add_argument("--set", metavar="KEY=VALUE", action=Override, help="override any field, e.g. algo.kl_coef=0")
+    p.add_argument("--task", metavar="NAME", action=Override, key="task.name", help="shortcut for --set task.name=NAME")
+    p.add_argument("--out", metavar="RUN_DIR", action=Override, key="out", help="run folder (default runs/<preset>-<task>-<time>)")
+    p.add_argument("--print-config", action="store_true", help="print the resolved configuration and exit")
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for key, (default, kind, doc) in leaf_fields(Config()).items():
+        if key in SHORTCUTS:
+            continue
+        section = key.split(".")[0] if "." in key else "run"
+        group = groups.setdefault(section, p.add_argument_group(f"{section} fields"))
+        group.add_argument(f"--{key}", metavar=kind.__name__.upper(), action=Override, key=key,
+                           help=f"{doc} (default: {default!r})".replace("%", "%%"))
+    return p
+
+
+def resolve(argv: list[str] | None = None) -> tuple[Config, argparse.Namespace]:
+    """argv -> validated Config; ConfigError (one line) on any problem."""
+    args = make_parser().parse_args(argv)
+    cfg = build_config(args.preset, args.config, args.overrides)
+    validate(cfg)
+    return cfg, args
+
+
+def report(result, seconds: float) -> str:
+    ws, s = result.info.get("warm_start", {}), result.info.get("summary", {})
+    lines = [f"run {result.status}: {result.steps} steps in {seconds:.1f} s"]
+    if s:
+        lines.append(f"sampled pass rate: first {s['pass_rate_first']:.3f} -> last {s['pass_rate_last']:.3f} "
+                     f"(mean of the first and last {s['window']} steps)")
+    if result.final_eval and "greedy_eval_pass_rate" in ws:
+        lines.append(f"greedy eval pass rate: after warm start {ws['greedy_eval_pass_rate']:.3f} -> "
+                     f"final {result.final_eval['eval/pass_rate']:.3f}")
+    if result.error:
+        lines.append(f"stopped: {result.error}")
+    lines += [f"run folder: {result.run_dir}", f"open it:    grpo-dash {result.run_dir}"]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from grpo_core.train import train
+
+    try:
+        cfg, args = resolve(argv)
+        if args.print_config:
+            print("\n".join(f"{k} = {v!r}" for k, v in to_dict(cfg).items()))
+            return 0
+        t0 = time.perf_counter()
+        result = train(cfg)
+    except (ConfigError, TaskError) as e:
+        print(f"grpo-train: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("grpo-train: interrupted; the run folder records the stop", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - the run folder already holds status failed and this text
+        traceback.print_exc()
+        print(f"grpo-train: training failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    print(report(result, time.perf_counter() - t0))
+    return 0 if result.status == "finished" else 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
