@@ -12,7 +12,16 @@ import sys
 import time
 import traceback
 
-from grpo_core.config import PRESETS, Config, ConfigError, build_config, leaf_fields, to_dict, validate
+from grpo_core.config import (
+    PRESETS,
+    Config,
+    ConfigError,
+    build_config,
+    field_docs,
+    leaf_fields,
+    to_dict,
+    validate,
+)
 from grpo_core.tasks import TaskError
 
 SHORTCUTS = {"preset", "out"}  # top-level fields that have their own flag below
@@ -50,11 +59,12 @@ def make_parser() -> OneLineParser:
         epilog=f"presets:\n{presets}\n\nprecedence: field defaults < --preset < --config file < --set and "
                "field flags (in order).\nopen a run with: grpo-dash RUN_DIR")
     p.set_defaults(overrides=[])
-    p.add_argument("--preset", choices=list(PRESETS), help="named algorithm variant (default: grpo)")
+    docs = field_docs(Config)
+    p.add_argument("--preset", choices=list(PRESETS), help=f"{docs['preset']} (default: grpo)")
     p.add_argument("--config", metavar="FILE", help="TOML file of overrides ([algo] kl_coef = 0 or algo.kl_coef = 0)")
     p.add_argument("--set", metavar="KEY=VALUE", action=Override, help="override any field, e.g. algo.kl_coef=0")
     p.add_argument("--task", metavar="NAME", action=Override, key="task.name", help="shortcut for --set task.name=NAME")
-    p.add_argument("--out", metavar="RUN_DIR", action=Override, key="out", help="run folder (default runs/<preset>-<task>-<time>)")
+    p.add_argument("--out", metavar="RUN_DIR", action=Override, key="out", help=docs["out"])
     p.add_argument("--print-config", action="store_true", help="print the resolved configuration and exit")
     groups: dict[str, argparse._ArgumentGroup] = {}
     for key, (default, kind, doc) in leaf_fields(Config()).items():

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
+import itertools
 import textwrap
 import tomllib
 import typing
@@ -171,7 +173,7 @@ class LogConfig:
 @dataclass
 class Config:
     preset: str = "grpo"
-    """named override set applied before the file and --set (see PRESETS); recorded for the reader"""
+    """named override set (grpo, dr_grpo, dapo, gspo) applied before the file and --set; recorded in run.json"""
     steps: int = 200
     """optimizer steps to train for"""
     seed: int = 0
@@ -201,8 +203,8 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
          "algo.clip_eps_low": 0.2, "algo.clip_eps_high": 0.2, "algo.drop_zero_var_groups": False},
     ),
     "dr_grpo": (
-        "Dr. GRPO (Liu et al. 2025, Understanding R1-Zero-Like Training): no std division, token sums over "
-        "a constant, no KL",
+        ("Dr. GRPO (Liu et al. 2025, Understanding R1-Zero-Like Training): no std division, token sums "
+         "over a constant, no KL"),
         {"algo.adv_mode": "mean_only", "algo.ratio": "token", "algo.loss_agg": "seq_mean_token_sum_norm",
          "algo.kl_mode": "none", "algo.clip_eps_low": 0.2, "algo.clip_eps_high": 0.2,
          "algo.drop_zero_var_groups": False},
@@ -222,6 +224,7 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+@functools.cache  # parsing the source is slow, and set_value asks for every override
 def field_docs(cls: type) -> dict[str, str]:
     """Attribute docstrings of a dataclass (the string literal under each field), by field name."""
     try:
@@ -230,7 +233,7 @@ def field_docs(cls: type) -> dict[str, str]:
         return {}
     body = tree.body[0].body
     docs = {}
-    for node, nxt in zip(body, body[1:]):
+    for node, nxt in itertools.pairwise(body):
         if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
                 and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant)
                 and isinstance(nxt.value.value, str)):

@@ -5,8 +5,10 @@ transformers is imported here only, so the built-in policy works without the `hf
 
 from __future__ import annotations
 
+import inspect
+
 import torch
-import torch.nn as nn
+from torch import nn
 
 
 class HFTokenizer:
@@ -31,12 +33,17 @@ class HFCausalLM(nn.Module):
     def __init__(self, model) -> None:
         super().__init__()
         self.model = model
+        # transformers 5 renamed `past_key_values` to `cache`; 4.x only knows the old name.
+        self._cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
-    def forward(self, ids, attn_mask, positions, cache=None, use_cache: bool = False):
+    def forward(self, ids, attn_mask, positions, cache=None, use_cache: bool = False, logits_to_keep: int = 0):
         """Same contract as TinyGPT.forward; the cache is the model's own (a transformers Cache)."""
         out = self.model(input_ids=ids, attention_mask=attn_mask.long(), position_ids=positions,
-                         past_key_values=cache, use_cache=use_cache)
-        return out.logits, (out.past_key_values if use_cache else None)
+                         use_cache=use_cache, logits_to_keep=logits_to_keep, **{self._cache_arg: cache})
+        if not use_cache:
+            return out.logits, None
+        # Not out.get("cache", out.past_key_values): reading the old name warns on transformers 5.
+        return out.logits, out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401
 
 
 def load_hf(path: str) -> tuple[HFCausalLM, HFTokenizer, str]:

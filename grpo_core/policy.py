@@ -1,8 +1,8 @@
 """One interface for every policy: log-probs of given tokens, entropy, and sampling with a KV cache.
 
-A policy's `net` is any module called as `net(ids, attn_mask, positions, cache, use_cache)` returning
-`(logits, cache)` (the built-in TinyGPT, or `hf.HFCausalLM` around a Hugging Face model); its `tokenizer`
-has `encode`, `decode`, `eos_id` and `pad_id`. Prompts are left-padded, completions right-padded, so one
+A policy's `net` is any module called as `net(ids, attn_mask, positions, cache, use_cache,
+logits_to_keep)` returning `(logits, cache)` (the built-in TinyGPT, or `hf.HFCausalLM` around a Hugging
+Face model); its `tokenizer` has `encode`, `decode`, `eos_id` and `pad_id`. Prompts are left-padded, completions right-padded, so one
 tensor holds a whole batch as [B, P + N] and the completion is always the last N columns.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 from grpo_core.registry import Registry
 
@@ -89,7 +89,8 @@ def token_logprobs(net: nn.Module, ids: torch.Tensor, mask: torch.Tensor, n: int
 
     ids, mask: [B, P + n]; returns logp [B, n] and entropy [B, n] (nats) or None, both 0 where mask is 0.
     """
-    logits, _ = net(ids, mask, positions(mask), None)
+    # Logits only where they are needed: for a 150k vocabulary the prompt's would dominate memory.
+    logits, _ = net(ids, mask, positions(mask), None, logits_to_keep=n + 1)
     logp_all = F.log_softmax(logits[:, -n - 1:-1].float() / temperature, dim=-1)
     keep = mask[:, -n:].bool()
     logp = torch.where(keep, logp_all.gather(-1, ids[:, -n:, None]).squeeze(-1), 0.0)
@@ -129,7 +130,7 @@ def sample(net: nn.Module, prompt: torch.Tensor, prompt_mask: torch.Tensor, max_
            generator: torch.Generator | None = None) -> Samples:
     """Decode all B = prompts x G sequences together with a KV cache. prompt, prompt_mask: [B, P]."""
     pos = positions(prompt_mask)
-    logits, cache = net(prompt, prompt_mask, pos, None, use_cache=True)
+    logits, cache = net(prompt, prompt_mask, pos, None, use_cache=True, logits_to_keep=1)
     last, mask, next_pos = logits[:, -1], prompt_mask.bool(), pos[:, -1:] + 1
     alive = torch.ones(prompt.shape[0], dtype=torch.bool, device=prompt.device)
     tokens, logps, live = [], [], []

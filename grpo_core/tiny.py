@@ -10,8 +10,8 @@ from __future__ import annotations
 import string
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 
 Cache = list[tuple[torch.Tensor, torch.Tensor]]  # per layer: keys, values [B, H, S, D/H]
 
@@ -76,12 +76,14 @@ class TinyGPT(nn.Module):
             nn.init.zeros_(m.bias)
 
     def forward(self, ids: torch.Tensor, attn_mask: torch.Tensor, positions: torch.Tensor,
-                cache: Cache | None = None, use_cache: bool = False) -> tuple[torch.Tensor, Cache | None]:
+                cache: Cache | None = None, use_cache: bool = False,
+                logits_to_keep: int = 0) -> tuple[torch.Tensor, Cache | None]:
         """ids [B, t]; attn_mask [B, S] over past + new tokens (1 = real); positions [B, t].
 
-        Returns logits [B, t, V] and, with use_cache, the cache extended by these t tokens.
+        Returns logits [B, k, V] for the last k = logits_to_keep positions (all t when 0) and, with
+        use_cache, the cache extended by these t tokens.
         """
-        B, t = ids.shape
+        t = ids.shape[1]
         S = attn_mask.shape[1]
         if S > self.block_size:
             raise ValueError(f"sequence of {S} tokens exceeds model.block_size={self.block_size}")
@@ -96,4 +98,5 @@ class TinyGPT(nn.Module):
         for i, block in enumerate(self.blocks):
             x, kv = block(x, mask, cache[i] if cache is not None else None)
             new_cache.append(kv)
+        x = x[:, -logits_to_keep:] if logits_to_keep else x
         return self.head(self.ln_f(x)), (new_cache if use_cache else None)

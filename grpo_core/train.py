@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import torch
 
@@ -26,7 +27,15 @@ from grpo_core.advantages import ADVANTAGES, zero_variance_groups
 from grpo_core.config import PRESETS, Config, ConfigError, to_dict, validate
 from grpo_core.losses import KL_ESTIMATORS, grpo_loss
 from grpo_core.mirror import WandbMirror
-from grpo_core.policy import DTYPES, POLICIES, autocast, frozen_copy, pick_device, sync_weights, token_logprobs
+from grpo_core.policy import (
+    DTYPES,
+    POLICIES,
+    autocast,
+    frozen_copy,
+    pick_device,
+    sync_weights,
+    token_logprobs,
+)
 from grpo_core.registry import Registry
 from grpo_core.rollout import Rollout, collect, evaluate
 from grpo_core.tasks import Task, TaskError, build_task
@@ -132,7 +141,7 @@ def prepare(tr: Trainer, ro: Rollout) -> tuple[Batch, dict, torch.Tensor]:
     if tr.ref is not None:
         with tr.amp():
             ref = token_logprobs(tr.ref, ro.ids, ro.mask, ro.n, tr.cfg.rollout.temperature)[0]
-    in_loss, in_reward = KL_PLACEMENT[a.kl_mode]
+    in_reward = KL_PLACEMENT[a.kl_mode][1]
     shaped = ro.rewards
     if in_reward:  # per-sequence KL penalty subtracted from the outcome reward before normalising
         shaped = ro.rewards - a.kl_coef * (KL_ESTIMATORS[a.kl_estimator](old, ref) * ro.completion_mask).sum(1)
@@ -242,7 +251,7 @@ class StopOnSignal:
             raise KeyboardInterrupt(f"second {signal.Signals(signum).name}")
         self.signal = signal.Signals(signum).name
 
-    def __enter__(self) -> StopOnSignal:
+    def __enter__(self) -> Self:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._old[sig] = signal.signal(sig, self._handle)
@@ -261,6 +270,7 @@ class TrainResult:
     final_eval: dict  # greedy eval of the final policy ({} when eval is off)
     info: dict  # what went into run.json's info (policy, warm start ...)
     error: str | None = None
+    net: torch.nn.Module | None = None  # the trained policy, for callers that go on using it
 
 
 def default_out(cfg: Config) -> Path:
@@ -302,7 +312,7 @@ def train(cfg: Config) -> TrainResult:
             mirror.finish(ok=stop.signal is None)
         if stop.signal:
             writer.close("failed", error=f"interrupted by {stop.signal} after {step} of {cfg.steps} steps")
-    return TrainResult(run_dir, writer.meta.status, step, final, tr.info, writer.meta.error)
+    return TrainResult(run_dir, writer.meta.status, step, final, tr.info, writer.meta.error, tr.net)
 
 
 def summarize(pass_rates: list[float]) -> dict:
