@@ -219,17 +219,17 @@ def _add_series(fig, row, s: Series, y: np.ndarray, xdraw, idx, color, smoothing
                                  legendgroup=legendgroup, line=dict(color=color, dash=s.dash, width=2.2),
                                  hovertemplate=f"{name} EMA %{{y:.6g}}<extra></extra>"),
                       row=row, col=1, secondary_y=s.secondary if s.secondary else None)
-    _mark_infinite(fig, row, s, y, xdraw, name)
+    _mark_infinite(fig, row, s, y, xdraw, name, legendgroup)
 
 
-def _mark_infinite(fig, row, s: Series, y: np.ndarray, xdraw, name) -> None:
+def _mark_infinite(fig, row, s: Series, y: np.ndarray, xdraw, name, legendgroup) -> None:
     bad = np.flatnonzero(np.isinf(y))[:500]
     if not len(bad):
         return
     finite = y[np.isfinite(y)]
     level = float(finite.max()) if len(finite) else 0.0
     fig.add_trace(go.Scatter(x=np.asarray(xdraw)[bad], y=np.full(len(bad), level), mode="markers",
-                             name=f"{name}: inf", marker=dict(symbol="x", color="crimson", size=8),
+                             name=f"{name}: inf", legendgroup=legendgroup, marker=dict(symbol="x", color="crimson", size=8),
                              text=[str(v) for v in y[bad]], hovertemplate=f"{name} %{{text}}<extra></extra>"),
                   row=row, col=1, secondary_y=s.secondary if s.secondary else None)
 

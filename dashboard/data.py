@@ -19,7 +19,7 @@ from collectors import RunError, discover_runs, open_run
 from collectors.meta import STALE_AFTER_S
 from dashboard import paths
 
-STALE_ENV = "GRPOSCOPE_STALE_AFTER_S"
+STALE_ENV = paths.STALE_ENV
 RUN_COLUMNS = ["key", "name", "source", "status", "last_step", "last_update", "root", "path", "error"]
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 ROOTS_ENV = "GRPOSCOPE_ROOTS"  # os.pathsep-separated roots; set by grpo-dash
+STALE_ENV = "GRPOSCOPE_STALE_AFTER_S"  # seconds of silence before a running run is shown as stale
 BUNDLED_SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
 
 
@@ -72,9 +73,9 @@ def resolve_run(roots: list[Root], key: str) -> Path:
         raise PathRefused(f"empty run name; {where}")
     if "\\" in key or key.startswith("/") or (len(key) > 1 and key[1] == ":"):
         raise PathRefused(f"run {key!r} refused: an absolute path is not allowed; {where}")
+    if any(p in ("..", ".", "") for p in key.split("/")):
+        raise PathRefused(f"run {key!r} refused: '..', '.' and empty parts are not allowed in a run name; {where}")
     parts = PurePosixPath(key).parts
-    if any(p in ("..", ".") for p in parts) or "//" in key:
-        raise PathRefused(f"run {key!r} refused: '..' and '.' are not allowed in a run name; {where}")
     root = next((r for r in roots if r.label == parts[0]), None)
     if root is None:
         raise PathRefused(f"run {key!r} refused: {parts[0]!r} is not a configured root; {where}")

@@ -1,0 +1,66 @@
+"""grpo-dash: start the dashboard on one or more roots of runs.
+
+    grpo-dash [ROOT ...] [--host 127.0.0.1] [--port 8501] [--stale-after 60]
+
+Runs `streamlit run dashboard/app.py` headless: no browser is opened, no usage statistics are sent, and
+it binds to 127.0.0.1 unless told otherwise. Default roots: ./runs and the bundled sample_runs/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from dashboard.paths import ROOTS_ENV, STALE_ENV, default_roots
+
+APP = Path(__file__).resolve().parent / "app.py"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="grpo-dash", description=__doc__.split("\n\n")[0])
+    p.add_argument("roots", nargs="*", type=Path, help="folders holding runs (default: ./runs and sample_runs/)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p.add_argument("--stale-after", type=float, default=None, metavar="S",
+                   help="a running run silent for S seconds is shown as stale (default 60)")
+    return p.parse_args(argv)
+
+
+def streamlit_command(args: argparse.Namespace) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(APP),
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.address", args.host, "--server.port", str(args.port),
+            "--server.fileWatcherType", "none", "--server.runOnSave", "false",
+            "--client.toolbarMode", "minimal"]
+
+
+def environment(args: argparse.Namespace) -> dict[str, str]:
+    roots = [r.expanduser().resolve() for r in (args.roots or default_roots())]
+    env = dict(os.environ)
+    env[ROOTS_ENV] = os.pathsep.join(str(r) for r in roots)
+    if args.stale_after is not None:
+        env[STALE_ENV] = str(args.stale_after)
+    # The app imports `dashboard` and `collectors`; make them importable even from a source checkout.
+    src = str(APP.parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (src, env.get("PYTHONPATH", "")) if x)
+    env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
+    return env
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    env = environment(args)
+    missing = [r for r in env[ROOTS_ENV].split(os.pathsep) if not Path(r).is_dir()]
+    for r in missing:
+        print(f"grpo-dash: note: root {r} does not exist (yet); runs appearing there will show up", file=sys.stderr)
+    host = "localhost" if args.host in ("127.0.0.1", "localhost") else args.host
+    print(f"grpo-dash: http://{host}:{args.port}  (roots: {env[ROOTS_ENV].replace(os.pathsep, ', ')})", flush=True)
+    sys.stdout.flush()
+    cmd = streamlit_command(args)
+    os.execve(cmd[0], cmd, env)  # streamlit replaces this process: Ctrl-C and SIGTERM reach it directly
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""The dashboard's pure modules: downsampling, URL/path resolution, config questions, sample filters,
+chart builders, text helpers and the launcher's command line. No Streamlit runtime needed."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard import charts, cli, config_questions, downsample, paths, samples_view, text
+
+BACKENDS = ["numpy"] + (["tsdownsample"] if downsample.MinMaxLTTBDownsampler is not None else [])
+
+
+# -- downsampling ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_downsampling_keeps_single_step_spikes(backend):
+    rng = np.random.default_rng(1)
+    n = 100_000
+    x = np.arange(n, dtype=float)
+    y = rng.normal(size=n) * 0.01
+    spikes = [3, 12_345, 50_001, 99_998]
+    y[spikes] = [9.0, -7.0, 11.0, 8.0]
+    idx = downsample.spike_preserving_indices(x, y, n_out=2000, backend=backend)
+    assert len(idx) <= 2100
+    assert set(spikes) <= set(idx.tolist())
+    assert np.all(np.diff(idx) > 0)  # sorted, no repeats: plotted in step order
+    every_nth = np.arange(0, n, n // 2000)
+    assert not set(spikes[1:3]) <= set(every_nth.tolist())  # the naive thinning would have lost them
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_downsampling_skips_non_finite_and_short_series(backend):
+    y = np.array([1.0, np.nan, np.inf, 2.0, -np.inf, 3.0])
+    assert downsample.spike_preserving_indices(np.arange(6.0), y, 100, backend).tolist() == [0, 3, 5]
+    y = np.full(10_000, np.nan)
+    y[::100] = np.arange(100.0)  # a sparse eval series
+    idx = downsample.spike_preserving_indices(np.arange(10_000.0), y, 2000, backend)
+    assert idx.tolist() == list(range(0, 10_000, 100))
+
+
+def test_union_indices_is_shared_by_a_panels_series():
+    x = np.arange(10_000.0)
+    a, b = np.zeros(10_000), np.zeros(10_000)
+    a[100], b[9000] = 5.0, -5.0
+    idx = downsample.union_indices(x, [a, b], n_out=500)
+    assert {100, 9000} <= set(idx.tolist())
+
+
+# -- paths ----------------------------------------------------------------------------------------
+@pytest.fixture
+def two_roots(tmp_path):
+    (tmp_path / "a" / "runs" / "r1").mkdir(parents=True)
+    (tmp_path / "b" / "runs" / "deep" / "r2").mkdir(parents=True)
+    (tmp_path / "secret").mkdir()
+    return paths.make_roots([tmp_path / "a" / "runs", tmp_path / "b" / "runs"]), tmp_path
+
+
+def test_run_keys_round_trip_and_labels_are_unique(two_roots):
+    roots, tmp = two_roots
+    assert [r.label for r in roots] == ["runs", "runs-2"]
+    key = paths.run_key(roots, tmp / "b" / "runs" / "deep" / "r2")
+    assert key == "runs-2/deep/r2"
+    assert paths.resolve_run(roots, key) == (tmp / "b" / "runs" / "deep" / "r2").resolve()
+
+
+@pytest.mark.parametrize("key, reason", [
+    ("runs/../../secret", "'..'"), ("runs/./r1", "'..'"), ("/etc", "absolute"), ("runs\\..\\x", "absolute"),
+    ("C:/Windows", "absolute"), ("elsewhere/r1", "not a configured root"), ("", "empty"), ("runs/missing", "not found"),
+])
+def test_run_keys_outside_the_roots_are_refused(two_roots, key, reason):
+    roots, _ = two_roots
+    with pytest.raises(paths.PathRefused, match=reason) as e:
+        paths.resolve_run(roots, key)
+    assert "inside the roots" in str(e.value) or "not found" in str(e.value)
+
+
+def test_symlink_leading_outside_a_root_is_refused(two_roots):
+    roots, tmp = two_roots
+    (tmp / "a" / "runs" / "link").symlink_to(tmp / "secret")
+    with pytest.raises(paths.PathRefused, match="outside its root"):
+        paths.resolve_run(roots, "runs/link")
+
+
+def test_roots_from_env_and_defaults(tmp_path):
+    env = {paths.ROOTS_ENV: f"{tmp_path / 'x'}:{tmp_path / 'y'}"}
+    assert [r.path for r in paths.roots_from_env(env)] == [tmp_path / "x", tmp_path / "y"]
+    defaults = paths.default_roots(tmp_path)
+    assert defaults[0] == tmp_path / "runs" and defaults[1].name == "sample_runs"
+
+
+# -- config questions --------------------------------------------------------------------------------
+def _core_config(**over):
+    from collectors.meta import flatten_config
+    from grpo_core.config import Config
+
+    flat = flatten_config(dataclasses.asdict(Config()))
+    flat.update(over)
+    return flat
+
+
+def test_config_questions_for_our_trainer():
+    answers = config_questions.answer_questions(_core_config(), "grpo_core")
+    assert [a.number for a in answers] == [1, 2, 3, 4, 5] and all(a.known for a in answers)
+    assert "per prompt group" in answers[0].answer and answers[0].keys[0] == "algo.adv_mode"
+    assert "per token" in answers[1].answer
+    assert "recomputed" in answers[2].answer
+    assert "added to the loss" in answers[3].answer
+    assert "on-policy" in answers[4].answer
+    risky = config_questions.answer_questions(
+        _core_config(**{"algo.old_logprob_source": "rollout", "rollout.dtype": "bf16", "algo.kl_mode": "reward",
+                        "algo.epochs": 2, "algo.minibatches": 4, "algo.adv_mode": "mean_only"}), "grpo_core")
+    assert "not divided" in risky[0].answer
+    assert "bf16" in risky[2].answer and "away from 1" in risky[2].answer
+    assert "folded into the reward" in risky[3].answer
+    assert "8 optimizer steps" in risky[4].answer
+
+
+def test_config_questions_for_imports_and_unknowns():
+    trl = config_questions.answer_questions({"args.beta": 0.0, "args.scale_rewards": "batch",
+                                             "args.loss_type": "dr_grpo", "args.num_iterations": 1}, "trl")
+    assert "whole batch" in trl[0].answer and "Dr. GRPO" in trl[1].answer
+    assert trl[2].answer == config_questions.UNKNOWN  # TRL's config here does not say where they come from
+    assert "not used" in trl[3].answer and trl[3].keys == ("args.beta",)
+    verl = config_questions.answer_questions(
+        {"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": True,
+         "actor_rollout_ref.actor.use_kl_loss": True, "algorithm.use_kl_in_reward": True}, "verl")
+    assert "per prompt group" in verl[0].answer and "counted twice" in verl[3].answer
+    nothing = config_questions.answer_questions({"lr": 1e-3}, "wandb")
+    assert all(a.answer == config_questions.UNKNOWN for a in nothing)
+
+
+def test_config_diff_lists_only_differences():
+    rows = config_questions.config_diff({"a": {"x": 1, "y": 2}, "b": {"x": 1, "y": 3, "z": "on"}})
+    assert rows == [{"key": "y", "a": "2", "b": "3"}, {"key": "z", "a": "(absent)", "b": "on"}]
+
+
+# -- sample filters --------------------------------------------------------------------------------------
+@pytest.fixture
+def samples():
+    rows = []
+    for g, rewards in enumerate([[0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1]]):
+        for i, r in enumerate(rewards):
+            rows.append(dict(step=5, prompt_id=f"p{g}", group=g, sample=i, reward=float(r), passed=bool(r),
+                             advantage=0.0, num_tokens=10 * g + i, truncated=(g == 2 and i == 3),
+                             prompt="q", completion=f"answer {g}.{i}"))
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("key, groups", [("all", {0, 1, 2}), ("zero_variance", {0, 1}), ("all_fail", {0}),
+                                         ("all_pass", {1}), ("truncated", {2}), ("zero_reward", {0, 2})])
+def test_group_filters(samples, key, groups):
+    assert set(samples_view.apply_filter(samples, key)["group"]) == groups
+
+
+def test_ranking_filters_and_aliases(samples):
+    longest = samples_view.apply_filter(samples, "longest", limit=2)
+    assert longest["num_tokens"].tolist() == [23, 22]
+    assert samples_view.apply_filter(samples, "lowest_reward", limit=3)["reward"].tolist() == [0.0, 0.0, 0.0]
+    assert samples_view.filter_key("zero_var") == "zero_variance"
+    assert samples_view.filter_key("nonsense") == "all" and samples_view.filter_key(None) == "all"
+    summary = samples_view.group_summary(samples_view.apply_filter(samples, "all"))
+    assert summary["reward_std"].tolist() == [0.0, 0.0, 0.5] and summary["pass_frac"].tolist() == [0.0, 1.0, 0.5]
+
+
+# -- charts -------------------------------------------------------------------------------------------
+def _frame(n=300):
+    steps = np.arange(n)
+    return pd.DataFrame({"step": steps, "wall_time": 1.7e9 + steps * 2.0, "reward/mean": np.linspace(0, 1, n),
+                         "reward/std": np.full(n, 0.1), "groups/zero_std_frac": np.full(n, 0.3),
+                         "policy/ratio_first_step": np.ones(n), "policy/kl_ref": np.r_[np.zeros(n - 1), np.inf],
+                         "eval/pass_rate": np.where(steps % 50 == 0, 0.5, np.nan)})
+
+
+def test_checklist_figure_rows_reference_line_and_missing_charts():
+    fig = charts.checklist_figure(_frame())
+    titles = [a.text for a in fig.layout.annotations]
+    assert all(p.title in titles for p in charts.CHECKLIST)
+    assert titles.count("not logged by this run") == 3  # length, entropy, clip fraction
+    assert any(s.type == "line" and s.y0 == 1.0 for s in fig.layout.shapes)  # ratio reference at 1
+    names = [t.name for t in fig.data]
+    assert "KL ref: inf" in names  # an infinity is marked, not silently dropped
+    evals = next(t for t in fig.data if t.name == "eval")
+    assert len(evals.x) == 6 and "markers" in evals.mode
+
+
+def test_smoothing_draws_over_the_raw_series():
+    fig = charts.checklist_figure(_frame(), smoothing=0.9)
+    raw = next(t for t in fig.data if t.name == "reward mean")
+    smooth = next(t for t in fig.data if t.name == "reward mean (EMA 0.9)")
+    assert raw.opacity < 1 and len(raw.y) == len(smooth.y)
+    assert raw.y[-1] == 1.0 and smooth.y[-1] < 1.0
+
+
+def test_findings_are_shaded_on_their_charts_only():
+    shade = charts.Shade(("groups/zero_std_frac",), (10, 40), "critical", "zero_var")
+    fig = charts.checklist_figure(_frame(), shades=(shade,))
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(rects) == 1 and (rects[0].x0, rects[0].x1) == (10, 40)
+    assert rects[0].yref.startswith("y2")  # the second row: zero-variance groups
+    wall = charts.checklist_figure(_frame(), x="wall_time", shades=(shade,))
+    rect = next(s for s in wall.layout.shapes if s.type == "rect")
+    assert pd.Timestamp(rect.x0) == pd.to_datetime(1.7e9 + 20.0, unit="s")
+
+
+def test_long_runs_are_downsampled_for_drawing():
+    fig = charts.checklist_figure(_frame(100_000))
+    raw = next(t for t in fig.data if t.name == "reward mean")
+    assert len(raw.x) <= 2 * downsample.DEFAULT_POINTS
+
+
+def test_compare_and_evidence_figures():
+    fig = charts.compare_figure({"a": _frame(), "b": _frame(50)})
+    assert {t.legendgroup for t in fig.data} == {"a", "b"}
+    ev = charts.evidence_figure(_frame(), "groups/zero_std_frac", 0.6, (10, 40), "critical")
+    assert any(s.type == "line" and s.y0 == 0.6 for s in ev.layout.shapes)
+    absent = charts.evidence_figure(_frame(), "policy/entropy")
+    assert "not logged" in absent.layout.annotations[0].text
+
+
+# -- text and launcher -----------------------------------------------------------------------------------
+def test_escape_md_neutralises_images_and_html():
+    out = text.escape_md("![x](http://evil.example/a.png) <img src=x> **b**\nnext")
+    assert re.search(r"(?<!\\)[!\[\]()<>*]", out) is None  # every Markdown/HTML character escaped
+    assert "\n" not in out and out.replace("\\", "").startswith("![x](http://evil")
+    assert text.ago(100.0, now=112.0) == "12 s ago" and text.ago(None) == "never"
+    assert text.health_label(0, 0).endswith("ok") and "2 critical" in text.health_label(2, 1)
+
+
+def test_cli_runs_streamlit_headless_on_localhost(tmp_path):
+    args = cli.parse_args([str(tmp_path / "r1"), str(tmp_path / "r2"), "--port", "9999"])
+    cmd = cli.streamlit_command(args)
+    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("dashboard/app.py")
+    flags = dict(zip(cmd[5::2], cmd[6::2]))
+    assert flags["--server.headless"] == "true" and flags["--browser.gatherUsageStats"] == "false"
+    assert flags["--server.address"] == "127.0.0.1" and flags["--server.port"] == "9999"
+    env = cli.environment(args)
+    assert env[paths.ROOTS_ENV].split(":") == [str(tmp_path / "r1"), str(tmp_path / "r2")]
+    defaults = cli.environment(cli.parse_args([]))[paths.ROOTS_ENV].split(":")
+    assert defaults[0].endswith("/runs") and defaults[1].endswith("/sample_runs")
