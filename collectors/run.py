@@ -29,57 +29,100 @@ class Problem:
         return f"{self.file}: {self.message}"
 
 
+class _Columns:
+    """Growable column arrays (capacity doubles), so appending k rows costs O(k), not O(rows so far).
+
+    `frame()` wraps views of the filled prefix without copying; later appends write past that prefix
+    (or into new arrays after a growth), so a frame handed out earlier never changes under its holder.
+    """
+
+    INT_COLUMNS = ("step", SEQ_COLUMN)
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.cap = 0
+        self.cols: dict[str, np.ndarray] = {}
+
+    def _empty(self, name: str, cap: int) -> np.ndarray:
+        if name in self.INT_COLUMNS:
+            return np.zeros(cap, dtype=np.int64)
+        return np.full(cap, np.nan, dtype=np.float64)
+
+    def _grow(self, need: int) -> None:
+        cap = max(need, 2 * self.cap, 1024)
+        for name, old in self.cols.items():
+            arr = self._empty(name, cap)
+            arr[: self.n] = old[: self.n]
+            self.cols[name] = arr
+        self.cap = cap
+
+    def append(self, chunk: pd.DataFrame) -> None:
+        k = len(chunk)
+        if self.n + k > self.cap:
+            self._grow(self.n + k)
+        for name in chunk.columns:
+            if name not in self.cols:
+                self.cols[name] = self._empty(name, self.cap)
+            values = chunk[name]
+            if name in self.INT_COLUMNS:
+                self.cols[name][self.n : self.n + k] = values.to_numpy(dtype=np.int64)
+            else:  # metrics are numbers; a reader reports what it could not parse, here it is null
+                self.cols[name][self.n : self.n + k] = pd.to_numeric(values, errors="coerce").to_numpy(
+                    dtype=np.float64, na_value=np.nan)
+        self.n += k
+
+    def frame(self, columns: list[str]) -> pd.DataFrame:
+        return pd.DataFrame({c: self.cols[c][: self.n] for c in columns}, copy=False)
+
+
 class MetricsTable:
     """Accumulates metric chunks into one frame: one row per step, the last write of a step wins.
 
     Each chunk has a `step` column and a `_seq` column that orders writes (a part number, a line number);
     among rows with the same step the highest `_seq` wins. Appending steps past the current last step
-    (the live case) is a concat; anything else (a resume, a restart) takes a stable sort and a dedup.
+    (the live case) costs the size of the chunk; anything else (a resume, a restart, steps out of order)
+    rebuilds the table with a stable sort and a dedup.
     """
 
     def __init__(self) -> None:
-        self._frame = pd.DataFrame({"step": pd.Series(dtype="int64")})
-        self._pending: list[pd.DataFrame] = []
+        self._cols = _Columns()
+        self._cols.append(pd.DataFrame({"step": pd.Series(dtype="int64"), SEQ_COLUMN: pd.Series(dtype="int64")}))
         self._public: pd.DataFrame | None = None
-        self.duplicate_steps: list[int] = []  # steps written more than once, seen at the last merge
+        self.duplicate_steps: list[int] = []  # steps written more than once, seen at the last rebuild
 
     def append(self, chunk: pd.DataFrame) -> int:
-        """Queue a chunk; return the number of rows it holds."""
-        if len(chunk):
-            self._pending.append(chunk)
-            self._public = None
+        """Merge a chunk in; return the number of rows it holds."""
+        if not len(chunk):
+            return 0
+        if SEQ_COLUMN not in chunk:
+            chunk = chunk.assign(**{SEQ_COLUMN: np.arange(len(chunk))})
+        steps = chunk["step"].to_numpy()
+        last = self._cols.cols["step"][self._cols.n - 1] if self._cols.n else None
+        in_order = len(steps) < 2 or bool(np.all(np.diff(steps) > 0))
+        if in_order and (last is None or steps[0] > last):
+            self._cols.append(chunk)
+        else:
+            self._rebuild(chunk)
+        self._public = None
         return len(chunk)
+
+    def _rebuild(self, chunk: pd.DataFrame) -> None:
+        current = self._cols.frame(list(self._cols.cols))
+        merged = pd.concat([current, chunk], ignore_index=True, sort=False)
+        merged = merged.sort_values(["step", SEQ_COLUMN], kind="stable")
+        dup = merged["step"].duplicated(keep="last")
+        self.duplicate_steps = sorted(set(merged.loc[dup, "step"].tolist()))
+        self._cols = _Columns()
+        self._cols.append(merged[~dup])
 
     def reset(self) -> None:
         self.__init__()
 
     def frame(self) -> pd.DataFrame:
         if self._public is None:
-            self._merge()
-            cols = [c for c in ordered_columns(self._frame.columns) if c != SEQ_COLUMN]
-            self._public = self._frame[cols].reset_index(drop=True)
+            cols = [c for c in ordered_columns(self._cols.cols) if c != SEQ_COLUMN]
+            self._public = self._cols.frame(cols)
         return self._public
-
-    def _merge(self) -> None:
-        if not self._pending:
-            return
-        old_last = self._frame["step"].max() if len(self._frame) else None
-        new = pd.concat(self._pending, ignore_index=True, sort=False)
-        self._pending = []
-        if SEQ_COLUMN not in new:
-            new[SEQ_COLUMN] = np.arange(len(new))
-        steps = new["step"].to_numpy()
-        in_order = bool(np.all(np.diff(steps) > 0)) if len(steps) > 1 else True
-        if in_order and (old_last is None or steps[0] > old_last):
-            merged = pd.concat([self._frame, new], ignore_index=True, sort=False) if len(self._frame) else new
-        else:
-            merged = pd.concat([self._frame, new], ignore_index=True, sort=False)
-            merged = merged.sort_values(["step", SEQ_COLUMN], kind="stable")
-            dup = merged["step"].duplicated(keep="last")
-            self.duplicate_steps = sorted(set(merged.loc[dup, "step"].tolist()))
-            merged = merged[~dup]
-        merged["step"] = merged["step"].astype("int64")
-        self._frame = merged
 
 
 class Run:

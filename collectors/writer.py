@@ -266,7 +266,10 @@ class RunWriter:
 
     def _at_exit(self) -> None:
         if not self._closed:
-            self.close(status="failed", error="the process exited without closing the run")
+            try:
+                self.close(status="failed", error="the process exited without closing the run")
+            except OSError:
+                pass  # the run folder is gone (a temporary run); there is nothing left to record
 
     def __enter__(self) -> RunWriter:
         return self
