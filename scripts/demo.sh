@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make demo: train a live demo run into runs/demo in the background and open the dashboard on runs/ and
+# sample_runs/. Ctrl-C (or SIGTERM) stops both; the demo run is then recorded as failed ("interrupted").
+# Env: PORT (default 8501), DEMO_STEPS (default 600), VENV (default .venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${VENV:-.venv}"
+PORT="${PORT:-8501}"
+STEPS="${DEMO_STEPS:-600}"
+mkdir -p runs
+if [ -e runs/demo ]; then  # keep the previous demo for comparison instead of refusing to start
+  mv runs/demo "runs/demo-$(date +%Y%m%d-%H%M%S)"
+fi
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+
+# The first run pays the supervised warm start (a few seconds, then cached under ~/.cache/grposcope).
+"$VENV/bin/grpo-train" --preset grpo --out runs/demo --set steps="$STEPS" --set log.progress=false \
+  > runs/demo.log 2>&1 &
+pids+=($!)
+echo "demo: training into runs/demo in the background ($STEPS steps; log in runs/demo.log)"
+
+"$VENV/bin/grpo-dash" runs sample_runs --port "$PORT" &
+pids+=($!)
+echo "demo: open http://localhost:$PORT in a browser; Ctrl-C stops the dashboard and the training"
+wait "${pids[1]}"
