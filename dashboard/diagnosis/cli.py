@@ -1,0 +1,126 @@
+"""grpo-diagnose RUN [RUN ...]: the findings in the terminal (or as JSON), with an exit status to gate on.
+
+Exit status: 0 when every run could be read (whatever it found), 1 when --fail-on is given and a finding
+of that severity or worse was found, 2 when a run could not be read (the message names it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from dashboard.diagnosis.engine import Diagnosis, diagnose
+from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding
+
+MARK = {"critical": "[CRITICAL]", "warning": "[WARNING]", "info": "[info]"}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="grpo-diagnose", description="Diagnose GRPO runs: symptoms mapped to the "
+                                "checks to make first, with evidence from the metrics and samples.")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run folder (ours, TRL, verl, TensorBoard, wandb, ...) "
+                   "or a wandb://entity/project/run URI")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--fail-on", choices=("warning", "critical"), default=None,
+                   help="exit 1 when a finding of this severity or worse is found")
+    p.add_argument("--watch", action="store_true", help="re-check the run(s) as they grow; print only new findings")
+    p.add_argument("--interval", type=float, default=5.0, help="seconds between checks with --watch")
+    p.add_argument("--verbose", "-v", action="store_true", help="also list the rules that could not judge")
+    return p.parse_args(argv)
+
+
+def open_any(target: str):
+    from collectors import open_run  # imported late so --help stays fast
+
+    return open_run(target)
+
+
+def format_finding(f: Finding) -> str:
+    span = f"steps {f.step_range[0]}-{f.step_range[1]}" if f.step_range else "whole run"
+    lines = [f"{MARK[f.severity]} {f.title}  ({f.rule_id}, {span})", f"    symptom: {f.symptom}"]
+    lines += [f"    evidence: {e.text}" for e in f.evidence]
+    lines.append("    check first:")
+    lines += [f"      {i}. {c.what}: {c.how}" for i, c in enumerate(f.checks, start=1)]
+    for ex in f.examples[:3]:
+        text = ", ".join(f"{k}={v!r}" for k, v in ex.items())
+        lines.append(f"    example: {text}")
+    return "\n".join(lines)
+
+
+def format_text(name: str, d: Diagnosis, verbose: bool) -> str:
+    c = d.counts()
+    head = (f"== {name}: {d.steps} steps (last {d.last_step}); {c['critical']} critical, {c['warning']} warning, "
+            f"{c['info']} info")
+    body = [format_finding(f) for f in d.findings] or ["no findings: no rule fired on this run"]
+    if d.config_answers:
+        body.append("configuration (notes, section 6):")
+        body += [f"  {a.number}. {a.question}\n     -> {a.answer}" for a in d.config_answers]
+    if verbose and d.not_judged:
+        body.append("could not judge:")
+        body += [f"  {n.rule_id}: {n.reason}" for n in d.not_judged]
+    return "\n".join([head, *body])
+
+
+def worst(d: Diagnosis) -> int:
+    return min((SEVERITY_ORDER[f.severity] for f in d.findings), default=99)
+
+
+def _key(f: Finding) -> tuple:
+    return (f.rule_id, f.title)
+
+
+def watch(runs: dict[str, Any], args: argparse.Namespace) -> int:
+    seen: dict[str, set] = {name: set() for name in runs}
+    try:
+        while True:
+            for name, run in runs.items():
+                run.refresh()
+                d = diagnose(run)
+                new = [f for f in d.findings if _key(f) not in seen[name]]
+                seen[name].update(_key(f) for f in new)
+                for f in new:
+                    if args.format == "json":
+                        print(json.dumps({"run": name, "step": d.last_step, "finding": d.to_dict()["findings"][
+                            d.findings.index(f)]}), flush=True)
+                    else:
+                        print(f"-- {name} at step {d.last_step}: new finding\n{format_finding(f)}", flush=True)
+                if all(getattr(r, "status", "running") in ("finished", "failed", "stale") for r in runs.values()):
+                    return 0
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    runs: dict[str, Any] = {}
+    for target in args.runs:
+        try:
+            runs[target] = open_any(target)
+        except Exception as e:  # noqa: BLE001 - any reader error is "cannot read this run", exit 2
+            msg = str(e) if target in str(e) else f"{target}: {e}"
+            print(f"grpo-diagnose: cannot read {msg}", file=sys.stderr)
+            return 2
+    if args.watch:
+        return watch(runs, args)
+    results = {name: diagnose(run) for name, run in runs.items()}
+    if args.format == "json":
+        print(json.dumps({name: d.to_dict() for name, d in results.items()}, indent=2))
+    else:
+        for name, d in results.items():
+            problems = getattr(runs[name], "problems", [])
+            print(format_text(name, d, args.verbose))
+            for p in problems:
+                print(f"  note: {p}")
+    if args.fail_on is not None:
+        bar = SEVERITY_ORDER[args.fail_on]
+        if any(worst(d) <= bar for d in results.values()):
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

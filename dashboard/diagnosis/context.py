@@ -1,0 +1,109 @@
+"""What a rule sees of a run: cleaned metric columns, the flat config, and the samples on demand.
+
+Any object with `.metrics` (a DataFrame with a `step` column), `.meta.config` and `.samples()` works: our
+native runs and every foreign reader in `collectors` give that. Cleaning happens once here so rules do
+not each handle unsorted or duplicated steps, strings in numeric columns, or a missing config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard.diagnosis.findings import NotJudged
+
+
+def _clean_metrics(frame: pd.DataFrame | None) -> pd.DataFrame:
+    if frame is None or len(frame) == 0 or "step" not in frame:
+        return pd.DataFrame({"step": pd.Series([], dtype=np.int64)})
+    f = frame.copy()
+    f["step"] = pd.to_numeric(f["step"], errors="coerce")
+    f = f[np.isfinite(f["step"].to_numpy(dtype=np.float64))]
+    # Out-of-order or re-logged steps: the last row written for a step wins, then sort by step.
+    f = f.drop_duplicates("step", keep="last").sort_values("step", kind="stable").reset_index(drop=True)
+    f["step"] = f["step"].astype(np.int64)
+    return f
+
+
+class RunData:
+    """A run prepared for the rules. `col(name)` is a float64 (T,) array, or None when not logged."""
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self.metrics = _clean_metrics(getattr(run, "metrics", None))
+        self.steps = self.metrics["step"].to_numpy()
+        meta = getattr(run, "meta", None)
+        config = getattr(meta, "config", None)
+        self.config: Mapping[str, Any] = config if isinstance(config, Mapping) else {}
+        self.source = str(getattr(meta, "source", "") or "")
+        self._samples: pd.DataFrame | None = None
+        self._cols: dict[str, np.ndarray | None] = {}
+
+    @property
+    def n(self) -> int:
+        return len(self.steps)
+
+    def col(self, name: str) -> np.ndarray | None:
+        if name not in self._cols:
+            arr = None
+            if name in self.metrics:
+                arr = pd.to_numeric(self.metrics[name], errors="coerce").to_numpy(dtype=np.float64)
+                if not np.isfinite(arr).any() and not np.isinf(arr).any():
+                    arr = None  # a column of nulls is "not logged", never a made-up zero
+            self._cols[name] = arr
+        return self._cols[name]
+
+    def dense(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(steps, values) at the steps where `name` is finite. Sparse keys (TRL's rollout metrics with
+        num_iterations > 1, eval metrics) are judged on the steps that carry them, never filled."""
+        x = self.col(name)
+        if x is None:
+            return None
+        ok = np.isfinite(x)
+        return self.steps[ok], x[ok]
+
+    def need(self, rule_id: str, *names: str, min_points: int = 1) -> NotJudged | None:
+        """NotJudged naming what is missing, or None when every metric has at least `min_points` values."""
+        for name in names:
+            d = self.dense(name)
+            if d is None:
+                return NotJudged(rule_id, f"{name} is not logged by this run")
+            if len(d[1]) < min_points:
+                return NotJudged(rule_id, f"{name} has {len(d[1])} finite value(s); this rule needs {min_points}")
+        return None
+
+    def setting(self, *names: str) -> tuple[str, Any] | None:
+        """(key, value) of the first config key equal to one of `names` or ending in `.name`."""
+        for name in names:
+            if name in self.config:
+                return name, self.config[name]
+        for name in names:
+            for k, v in self.config.items():
+                if k.endswith("." + name):
+                    return k, v
+        return None
+
+    def number(self, *names: str) -> tuple[str, float] | None:
+        hit = self.setting(*names)
+        if hit is None:
+            return None
+        try:
+            return hit[0], float(hit[1])
+        except (TypeError, ValueError):
+            return None
+
+    def samples(self) -> pd.DataFrame | None:
+        """The run's samples (None when the source has none). Read once, on the first rule that asks."""
+        if self._samples is None:
+            try:
+                s = self.run.samples()
+            except Exception:  # noqa: BLE001 - a reader that cannot give samples is a source without samples here
+                s = None
+            self._samples = s if isinstance(s, pd.DataFrame) else pd.DataFrame()
+        return self._samples if len(self._samples) else None
+
+    def step_range(self, i0: int, i1: int) -> tuple[int, int]:
+        return int(self.steps[i0]), int(self.steps[i1])

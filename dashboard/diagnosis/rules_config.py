@@ -1,0 +1,70 @@
+"""The configuration audit: risky combinations of the notes' section 6 knobs, read from the run's config.
+
+The five questions themselves are answered by dashboard.config_questions (shown on the Config page and
+in the CLI); these rules flag the combinations that are known to hurt.
+"""
+
+from __future__ import annotations
+
+from dashboard.config_questions import _truthy
+from dashboard.diagnosis import checks as C
+from dashboard.diagnosis.build import evidence, finding
+from dashboard.diagnosis.context import RunData
+from dashboard.diagnosis.findings import NotJudged
+from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.rules_reward import MIN_GROUP, group_size
+
+MANY_REUSES = 4  # optimizer steps per rollout beyond which the last minibatches are clearly off-policy
+
+
+def _whole_run(d: RunData):
+    return (int(d.steps[0]), int(d.steps[-1])) if d.n else None
+
+
+@rule("config_kl_twice", "KL both in the reward and in the loss")
+def config_kl_twice(d: RunData):
+    if d.setting("algo.kl_mode") is not None:
+        return []  # grpo_core has one kl_mode field: the KL goes to exactly one place by construction
+    in_reward = d.setting("use_kl_in_reward", "kl_in_reward")
+    in_loss = d.setting("use_kl_loss")
+    if in_reward is None or in_loss is None:
+        return NotJudged("config_kl_twice", "the config does not say both where the reward KL and the loss KL go")
+    if not (_truthy(in_reward[1]) and _truthy(in_loss[1])):
+        return []
+    ev = [evidence(f"config:{in_reward[0]}", 1.0, None, "config", f"{in_reward[0]} = {in_reward[1]}"),
+          evidence(f"config:{in_loss[0]}", 1.0, None, "config", f"{in_loss[0]} = {in_loss[1]}")]
+    check = C.Check("where the KL goes", "choose one: a KL penalty in the reward or a KL term in the loss (notes, "
+                    "section 6, question 4)", C.config(in_loss[0]))
+    return [finding("config_kl_twice", "warning", "KL is applied twice (in the reward and in the loss)",
+                    _whole_run(d), ev, (check,))]
+
+
+@rule("config_small_group_adv", "group advantage with G < 4")
+def config_small_group_adv(d: RunData):
+    g = group_size(d)
+    mode = d.setting("algo.adv_mode", "scale_rewards", "norm_adv_by_std_in_grpo")
+    if g is None or mode is None:
+        return NotJudged("config_small_group_adv", "the config does not give the group size and advantage mode")
+    per_group = str(mode[1]).lower() in ("group", "true", "1")
+    if g[1] >= MIN_GROUP or not per_group:
+        return []
+    ev = [evidence(f"config:{g[0]}", g[1], MIN_GROUP, "config", f"G = {g[1]:g} with {mode[0]} = {mode[1]}: the "
+                   "std of so few rewards is mostly noise")]
+    return [finding("config_small_group_adv", "warning", "Per-group std normalisation with a group of fewer than 4",
+                    _whole_run(d), ev, (C.GROUP_SIZE,))]
+
+
+@rule("config_many_reuses", "many optimizer steps per rollout")
+def config_many_reuses(d: RunData):
+    e = d.number("algo.epochs", "num_iterations", "ppo_epochs", "max_epochs")
+    m = d.number("algo.minibatches")
+    if e is None and m is None:
+        return NotJudged("config_many_reuses", "the config does not give epochs or minibatches per rollout")
+    n = (e[1] if e else 1.0) * (m[1] if m else 1.0)
+    if n <= MANY_REUSES:
+        return []
+    keys = ", ".join(f"{k} = {v:g}" for k, v in (x for x in (e, m) if x))
+    ev = [evidence(f"config:{(e or m)[0]}", n, MANY_REUSES, "epochs x minibatches",
+                   f"{n:g} optimizer steps per rollout ({keys}): the last ones use rollouts {n - 1:g} updates old")]
+    return [finding("config_many_reuses", "warning", f"Each rollout is reused {n:g} times", _whole_run(d), ev,
+                    (C.EPOCHS, C.STALENESS))]

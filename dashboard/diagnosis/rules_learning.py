@@ -1,0 +1,155 @@
+"""Learning rules: nothing learned although the loss looks normal, eval diverging from train, length drift,
+non-finite metrics. Notes, section 7 rows 2 and 5, section 5's length effect."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dashboard.diagnosis import checks as C
+from dashboard.diagnosis.build import evidence, finding, fmt
+from dashboard.diagnosis.context import RunData
+from dashboard.diagnosis.findings import NotJudged
+from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.rules_policy import KL_FLOOR, _jumps
+from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS, MOVE_TOL, reward_scale
+from dashboard.diagnosis.series import WARMUP_STEPS, early_level, late_level, window_for
+
+GRAD_ZERO = 1e-6  # a grad norm this small with non-zero advantages: the gradient never reaches the weights
+ADV_SIGNAL = 0.01  # advantage std above this: the batch did carry a learning signal
+POLICY_STILL = 1e-8  # KL to the reference this small after the warm-up: the policy never moved
+FALL_TOL = MOVE_TOL  # a fall as large as what reward_flat calls a move, in the wrong direction
+EVAL_FALL, EVAL_FALL_CRIT = 0.1, 0.2  # eval pass rate (or reward) lost since its early level
+MIN_EVALS = 4
+LEN_GROWTH = 1.5  # completion length 1.5x its early level...
+LEN_MIN_TOKENS = 2.0  # ...and at least this many tokens longer (tiny models answer in 2-3 tokens)
+TRUNC_HIGH, TRUNC_RISE = 0.2, 0.1  # truncated fraction above 0.2 and 0.1 above its early level
+NON_FINITE_WATCH = ("loss/total", "loss/policy", "optim/grad_norm", "policy/entropy", "policy/kl_ref",
+                    "reward/mean", "adv/std")
+
+
+@rule("no_learning", "loss looks normal but nothing is learned")
+def no_learning(d: RunData):
+    if (nj := d.need("no_learning", "reward/mean", min_points=MIN_TREND_STEPS)):
+        return nj
+    steps, r = d.dense("reward/mean")
+    w = window_for(len(r))
+    rng = (int(steps[WARMUP_STEPS]), int(steps[-1]))
+    gn, adv, kl = d.dense("optim/grad_norm"), d.dense("adv/std"), d.dense("policy/kl_ref")
+    if gn is not None and adv is not None and len(gn[1]) > WARMUP_STEPS:
+        g, a = float(np.median(gn[1][WARMUP_STEPS:])), float(np.median(adv[1]))
+        if g < GRAD_ZERO and a > ADV_SIGNAL:
+            ev = [evidence("optim/grad_norm", g, GRAD_ZERO, "median after the warm-up",
+                           f"grad norm median {fmt(g)} although advantages have std {fmt(a)}: the gradient is cut"),
+                  evidence("adv/std", a, ADV_SIGNAL, "median", f"advantage std median {fmt(a)}")]
+            return [finding("no_learning", "critical", "Nothing is learned: the gradient does not reach the policy",
+                            rng, ev, (C.DETACHED, C.MASK, C.SIGN), metrics=("optim/grad_norm", "adv/std"))]
+    if kl is not None and len(kl[1]) > 2 * WARMUP_STEPS and np.nanmax(kl[1][WARMUP_STEPS:]) < POLICY_STILL:
+        lr = d.number("optim.lr", "learning_rate", "lr")
+        if lr is None or lr[1] > 0:
+            v = float(np.nanmax(kl[1][WARMUP_STEPS:]))
+            ev = [evidence("policy/kl_ref", v, POLICY_STILL, "max after the warm-up",
+                           f"KL to the reference never exceeds {fmt(v)}: the policy did not change")]
+            return [finding("no_learning", "critical", "Nothing is learned: the policy does not move", rng, ev,
+                            (C.DETACHED, C.MASK, C.SAME_SCORE), metrics=("policy/kl_ref",))]
+    base, late = early_level(r, w), late_level(r, w)
+    fall = base - late
+    if fall > FALL_TOL * reward_scale(d):
+        if kl is not None and len(kl[1]) > 10 and _jumps(kl[1], KL_FLOOR).any():
+            return []  # a reward that falls after the KL exploded is kl_clip_explode's finding, not a sign bug
+        ev = [evidence("reward/mean", late, base - FALL_TOL * reward_scale(d), f"last {w} steps vs early level",
+                       f"reward fell from {fmt(base)} to {fmt(late)} while the loss stayed finite")]
+        lp = d.dense("loss/policy")
+        if lp is not None and len(lp[1]):
+            ev.append(evidence("loss/policy", float(np.median(lp[1])), None, "median",
+                               f"policy loss median {fmt(float(np.median(lp[1])))}: looks ordinary"))
+        return [finding("no_learning", "critical", "Reward falls: the update pushes the wrong way", rng, ev,
+                        (C.SIGN, C.MASK, C.DETACHED), metrics=("reward/mean", "loss/policy"))]
+    return []
+
+
+@rule("eval_diverges", "reward rises but eval falls")
+def eval_diverges(d: RunData):
+    name = next((m for m in ("eval/pass_rate", "eval/reward_mean") if d.dense(m) is not None), None)
+    if name is None:
+        return NotJudged("eval_diverges", "no eval metric (eval/pass_rate or eval/reward_mean) is logged")
+    if (nj := d.need("eval_diverges", name, min_points=MIN_EVALS)) or (nj := d.need("eval_diverges", "reward/mean",
+                                                                                     min_points=MIN_TREND_STEPS)):
+        return nj
+    es, e = d.dense(name)
+    k = max(1, len(e) // 3)
+    e0, e1 = float(np.median(e[:k])), float(np.median(e[-k:]))
+    _, r = d.dense("reward/mean")
+    w = window_for(len(r))
+    rise = late_level(r, w) - early_level(r, w)
+    if not (e0 - e1 > EVAL_FALL and rise > 0):
+        return []
+    ev = [evidence(name, e1, e0 - EVAL_FALL, f"median of the last {k} evals vs the first {k}",
+                   f"{name} fell from {fmt(e0)} to {fmt(e1)} while train reward changed by {fmt(rise):s}"),
+          evidence("reward/mean", rise, 0.0, f"last {w} steps minus early level", f"train reward {fmt(rise)} up")]
+    ln = d.dense("completions/len_mean")
+    if ln is not None and len(ln[1]) > 2 * w:
+        l0, l1 = early_level(ln[1], w), late_level(ln[1], w)
+        ev.append(evidence("completions/len_mean", l1, None, "late vs early", f"completion length {fmt(l0)} -> {fmt(l1)}"))
+    severity = "critical" if e0 - e1 > EVAL_FALL_CRIT else "warning"
+    return [finding("eval_diverges", severity, "Train reward rises but eval falls", (int(es[0]), int(es[-1])), ev,
+                    C.EVAL_DIVERGES, metrics=(name, "reward/mean", "completions/len_mean"))]
+
+
+@rule("length_drift", "length effects: truncation rising, length drifting")
+def length_drift(d: RunData):
+    have = [m for m in ("completions/len_mean", "completions/truncated_frac") if d.dense(m) is not None]
+    if not have:
+        return NotJudged("length_drift", "completions/len_mean and completions/truncated_frac are not logged")
+    ev = []
+    ln = d.dense("completions/len_mean")
+    if ln is not None and len(ln[1]) >= MIN_TREND_STEPS:
+        w = window_for(len(ln[1]))
+        l0, l1 = early_level(ln[1], w), late_level(ln[1], w)
+        if l1 > LEN_GROWTH * l0 and l1 - l0 > LEN_MIN_TOKENS:
+            ev.append(evidence("completions/len_mean", l1, LEN_GROWTH * l0, f"last {w} steps vs early level",
+                               f"mean completion length grew from {fmt(l0)} to {fmt(l1)} tokens"))
+    tr = d.dense("completions/truncated_frac")
+    if tr is not None and len(tr[1]) >= MIN_TREND_STEPS:
+        w = window_for(len(tr[1]))
+        t0, t1 = early_level(tr[1], w), late_level(tr[1], w)
+        if t1 > TRUNC_HIGH and t1 - t0 > TRUNC_RISE:
+            ev.append(evidence("completions/truncated_frac", t1, TRUNC_HIGH, f"last {w} steps vs early {fmt(t0)}",
+                               f"truncated responses rose from {fmt(t0)} to {fmt(t1)}"))
+    if not ev:
+        return []
+    agg = d.setting("algo.loss_agg", "loss_type", "loss_agg_mode")
+    checks = (C.LENGTH_AGG, C.MAX_TOKENS, C.LENGTH_FORMAT)
+    if agg is not None:
+        ev.append(evidence(f"config:{agg[0]}", float("nan"), None, "config", f"loss aggregation {agg[0]} = {agg[1]}"))
+    steps = d.steps
+    return [finding("length_drift", "warning", "Completion length drifts", (int(steps[0]), int(steps[-1])), ev,
+                    checks, metrics=tuple(have))]
+
+
+@rule("non_finite", "NaN or inf in the metrics")
+def non_finite(d: RunData):
+    if d.n == 0:
+        return NotJudged("non_finite", "the run has no metric rows")
+    bad_at: dict[str, np.ndarray] = {}
+    logged = np.ones(d.n, dtype=bool)
+    r = d.col("reward/mean")
+    if r is not None:
+        logged = np.isfinite(r)  # a NaN in a row that logged a reward is a real NaN, not a sparse key
+    for name in d.metrics.columns:
+        if name == "step" or name.startswith("_"):
+            continue
+        x = d.col(name)
+        if x is None:
+            continue
+        bad = np.isinf(x) | (np.isnan(x) & logged) if name in NON_FINITE_WATCH else np.isinf(x)
+        if bad.any():
+            bad_at[name] = d.steps[bad]
+    if not bad_at:
+        return []
+    first = min(int(s.min()) for s in bad_at.values())
+    last = max(int(s.max()) for s in bad_at.values())
+    ev = [evidence(name, float(len(s)), 0.0, "count of non-finite values",
+                   f"{name}: {len(s)} NaN/inf value(s), first at step {int(s.min())}")
+          for name, s in sorted(bad_at.items(), key=lambda kv: int(kv[1].min()))[:6]]
+    return [finding("non_finite", "critical", f"NaN/inf in {len(bad_at)} metric(s) from step {first}",
+                    (first, last), ev, (C.NON_FINITE, C.LR), metrics=tuple(e.metric for e in ev))]

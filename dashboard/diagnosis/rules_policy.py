@@ -1,0 +1,193 @@
+"""Policy rules: first-step ratio away from 1, KL / clip fraction explode, entropy collapse, low diversity.
+
+Notes, section 7 rows 3-4 and section 8's last sentence: when the old log-probs and the current policy
+should be the same model, the ratio on the first minibatch should be very close to 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dashboard.diagnosis import checks as C
+from dashboard.diagnosis.build import evidence, finding, fmt
+from dashboard.diagnosis.context import RunData
+from dashboard.diagnosis.findings import NotJudged
+from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.series import WARMUP_STEPS, early_level, episodes, rolling_median, window_for
+
+# First-step ratio. Recomputing old log-probs with the training model in the same precision gives |r-1|
+# ~1e-6 (fp32 round-off); a bf16 rollout pass against fp32 training gives per-token deviations of
+# 1e-2 to 1e-1 (bf16 keeps 8 mantissa bits). A max deviation of 0.05 separates the two by orders of magnitude.
+FIRST_STEP_MAX_DEV = 0.05
+FIRST_STEP_MEAN_DEV = 0.01  # |mean ratio - 1| on the first minibatch
+LOGPROB_DIFF = 1e-3  # mean |log p rollout - log p train|: fp32 vs fp32 is ~1e-7
+
+KL_JUMP = 5.0  # a 5-step median this many times the median of the 20 steps before it is an explosion...
+KL_FLOOR = 0.1  # ...if it is also above this (nats), so the first growth from KL = 0 does not count
+KL_HUGE = 5.0  # a KL to the reference above 5 nats means the policy is far from where it started
+CLIP_HIGH = 0.2  # PPO practice keeps clip fraction ~0.1-0.2; above it sustained, the trust region is exceeded
+CLIP_JUMP_FLOOR = 0.05
+SHORT, LONG = 5, 20
+
+ENTROPY_COLLAPSE_FRAC = 0.5  # entropy at less than half its own early level...
+ENTROPY_FAST_STEPS = 50  # ...reached within this many steps of leaving 90% of it is "fast"
+ENTROPY_SEVERE_FRAC = 0.25
+LOW_TEMPERATURE = 0.5  # notes, section 7 row 1: a low temperature makes groups alike
+IDENTICAL_GROUPS = 0.5  # half the groups with every response the same text: no exploration
+
+
+@rule("first_step_ratio", "first-step ratio away from 1 (old log-prob / precision mismatch)")
+def first_step_ratio(d: RunData):
+    # Judged from the first step on, without a warm-up: a precision mismatch is there from step 0, and the
+    # median over the steps seen so far keeps one odd step from firing it once more steps exist.
+    dev = d.dense("policy/ratio_first_step_max_dev")
+    mean = d.dense("policy/ratio_first_step")
+    if dev is None and mean is None:
+        return NotJudged("first_step_ratio", "neither policy/ratio_first_step nor its max deviation is logged")
+    ev, fire_at = [], []
+    if dev is not None and len(dev[1]):
+        v = float(np.median(dev[1]))
+        if v > FIRST_STEP_MAX_DEV:
+            ev.append(evidence("policy/ratio_first_step_max_dev", v, FIRST_STEP_MAX_DEV, "median over logged steps",
+                               f"max |ratio - 1| before any update: median {fmt(v)} > {FIRST_STEP_MAX_DEV}"))
+            fire_at.append(dev[0][dev[1] > FIRST_STEP_MAX_DEV])
+    if mean is not None and len(mean[1]):
+        v = float(np.median(np.abs(mean[1] - 1.0)))
+        if v > FIRST_STEP_MEAN_DEV:
+            ev.append(evidence("policy/ratio_first_step", 1.0 + v, 1.0 + FIRST_STEP_MEAN_DEV, "median |ratio - 1|",
+                               f"mean first-step ratio off 1 by {fmt(v)} (median) > {FIRST_STEP_MEAN_DEV}"))
+            fire_at.append(mean[0][np.abs(mean[1] - 1.0) > FIRST_STEP_MEAN_DEV])
+    if not ev:
+        return []
+    diff = d.dense("policy/rollout_logprob_abs_diff")
+    if diff is not None and len(diff[1]):
+        v = float(np.median(diff[1]))
+        ev.append(evidence("policy/rollout_logprob_abs_diff", v, LOGPROB_DIFF, "median over logged steps",
+                           f"rollout vs training log-probs of the same tokens differ by {fmt(v)} on average"))
+    clip0 = d.dense("policy/clipfrac")
+    if clip0 is not None and len(clip0[1]):
+        ev.append(evidence("policy/clipfrac", float(np.median(clip0[1])), None, "median",
+                           f"clip fraction median {fmt(float(np.median(clip0[1])))}"))
+    steps = np.concatenate(fire_at)
+    return [finding("first_step_ratio", "critical", "First-step ratio is not 1: old log-probs disagree with the "
+                    "training model", (int(steps.min()), int(steps.max())), ev, C.FIRST_STEP,
+                    metrics=("policy/ratio_first_step", "policy/ratio_first_step_max_dev"))]
+
+
+def _jumps(x: np.ndarray, floor: float) -> np.ndarray:
+    """Where the SHORT-step median exceeds KL_JUMP x the median of the LONG steps before it, and floor.
+
+    x: (T,) -> (T,) bool
+    """
+    short = rolling_median(x, SHORT)
+    before = np.full_like(short, np.nan)
+    prior = rolling_median(x, LONG)
+    before[SHORT:] = prior[:-SHORT]
+    with np.errstate(invalid="ignore"):
+        return (short > floor) & (short > KL_JUMP * np.maximum(before, floor / KL_JUMP))
+
+
+@rule("kl_clip_explode", "KL / clip fraction explode")
+def kl_clip_explode(d: RunData):
+    have = [m for m in ("policy/kl_ref", "policy/clipfrac", "policy/approx_kl_old") if d.dense(m) is not None]
+    if not have:
+        return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
+    ev, ranges = [], []
+    for metric, floor, level in (("policy/kl_ref", KL_FLOOR, KL_HUGE), ("policy/clipfrac", CLIP_JUMP_FLOOR, CLIP_HIGH),
+                                 ("policy/approx_kl_old", KL_FLOOR, None)):
+        dd = d.dense(metric)
+        if dd is None or len(dd[1]) < SHORT + WARMUP_STEPS:
+            continue
+        steps, x = dd
+        mask = _jumps(x, floor)
+        why = f"{SHORT}-step median > {KL_JUMP:g}x the {LONG} steps before and > {floor:g}"
+        if level is not None:
+            mask |= rolling_median(x, SHORT) > level
+            why += f", or above {level:g}"
+        mask[:WARMUP_STEPS] = False
+        eps = episodes(mask, min_len=2)  # an explosion is fast: two steps of it are enough to say so
+        if not eps:
+            continue
+        i0, i1 = eps[0][0], eps[-1][1]
+        peak = float(np.nanmax(x[i0:i1 + 1]))
+        pre = float(np.nanmedian(x[max(0, i0 - LONG):i0])) if i0 > 0 else float("nan")
+        ev.append(evidence(metric, peak, level if level is not None else floor, why,
+                           f"{metric} jumps to {fmt(peak)} at steps {steps[i0]}-{steps[i1]} "
+                           f"(median before: {fmt(pre)})"))
+        ranges.append((int(steps[i0]), int(steps[i1])))
+    if not ev:
+        return []
+    for name in ("optim/lr", "optim/grad_norm"):
+        x = d.dense(name)
+        if x is not None and len(x[1]):
+            ev.append(evidence(name, float(np.nanmax(x[1])), None, "max over the run", f"{name} max {fmt(float(np.nanmax(x[1])))}"))
+    reuse = [d.number("algo.epochs", "num_iterations", "ppo_epochs"), d.number("algo.minibatches")]
+    for hit in reuse:
+        if hit is not None and hit[1] > 1:
+            ev.append(evidence(f"config:{hit[0]}", hit[1], None, "config", f"{hit[0]} = {hit[1]:g}"))
+    rng = (min(r[0] for r in ranges), max(r[1] for r in ranges))
+    return [finding("kl_clip_explode", "critical", "KL / clip fraction explode", rng, ev, C.KL_CLIP,
+                    metrics=tuple(e.metric for e in ev if not e.metric.startswith("config:")))]
+
+
+@rule("entropy_collapse", "entropy collapses fast")
+def entropy_collapse(d: RunData):
+    if (nj := d.need("entropy_collapse", "policy/entropy", min_points=WARMUP_STEPS + 10)):
+        return nj
+    steps, h = d.dense("policy/entropy")
+    w = window_for(len(h), lo=5, hi=20)
+    base = early_level(h, w)
+    if not np.isfinite(base) or base <= 0:
+        return NotJudged("entropy_collapse", "the early entropy level is not positive")
+    med = rolling_median(h, w)
+    low = episodes(med < ENTROPY_COLLAPSE_FRAC * base, min_len=3)
+    if not low:
+        return []
+    i_low = low[0][0]
+    above = np.nonzero(med[:i_low] >= 0.9 * base)[0]
+    i_start = int(above[-1]) if len(above) else 0
+    took = int(steps[i_low] - steps[i_start])
+    now = float(np.nanmin(med[i_low:]))
+    fast = took <= ENTROPY_FAST_STEPS
+    severity = ("critical" if now < ENTROPY_SEVERE_FRAC * base else "warning") if fast else "info"
+    ev = [evidence("policy/entropy", now, ENTROPY_COLLAPSE_FRAC * base, f"{w}-step median vs early level {fmt(base)}",
+                   f"entropy fell from {fmt(base)} to {fmt(now)} ({fmt(100 * now / base)}% of its early level) "
+                   f"in {took} steps")]
+    title = "Entropy collapses fast" if fast else "Entropy declined slowly below half its early level"
+    return [finding("entropy_collapse", severity, title, (int(steps[i_start]), int(steps[low[-1][1]])), ev,
+                    C.ENTROPY, metrics=("policy/entropy",))]
+
+
+def identical_group_frac(d: RunData) -> tuple[float, int] | None:
+    """Fraction of (step, group)s whose responses are all the same text, over the last steps with samples."""
+    s = d.samples()
+    if s is None or not {"step", "group", "completion"} <= set(s.columns) or s["completion"].isna().all():
+        return None
+    last = sorted(s["step"].unique())[-20:]
+    s = s[s["step"].isin(last)]
+    per = s.groupby(["step", "group"])["completion"].nunique(dropna=False)
+    return float((per == 1).mean()), len(per)
+
+
+@rule("low_diversity", "low entropy / low temperature: little in-group diversity")
+def low_diversity(d: RunData):
+    t = d.number("rollout.temperature", "temperature")
+    ident = identical_group_frac(d)
+    if t is None and ident is None:
+        return NotJudged("low_diversity", "neither the sampling temperature nor sample texts are available")
+    ev = []
+    if t is not None and t[1] < LOW_TEMPERATURE:
+        ev.append(evidence(f"config:{t[0]}", t[1], LOW_TEMPERATURE, "config",
+                           f"sampling temperature {t[1]:g} < {LOW_TEMPERATURE}: a group's responses come out alike"))
+    if ident is not None and ident[0] > IDENTICAL_GROUPS:
+        ev.append(evidence("samples", ident[0], IDENTICAL_GROUPS, f"over {ident[1]} groups of the last steps",
+                           f"{fmt(100 * ident[0])}% of groups answered with one identical text"))
+    if not ev:
+        return []
+    for name in ("groups/zero_std_frac", "policy/entropy"):
+        x = d.dense(name)
+        if x is not None and len(x[1]):
+            ev.append(evidence(name, float(np.median(x[1])), None, "median", f"{name} median {fmt(float(np.median(x[1])))}"))
+    rng = (int(d.steps[0]), int(d.steps[-1])) if d.n else None
+    return [finding("low_diversity", "warning", "Little in-group diversity (low temperature or entropy)", rng, ev,
+                    (C.TEMPERATURE, C.DIVERSITY, C.EXPLORATION), metrics=("groups/zero_std_frac", "policy/entropy"))]
