@@ -17,13 +17,14 @@ from dashboard.diagnosis.series import WARMUP_STEPS, early_level, episodes, roll
 
 # First-step ratio. Recomputing old log-probs with the training model in the same precision gives |r-1|
 # ~1e-6 (fp32 round-off); a bf16 rollout pass against fp32 training gives per-token deviations of
-# 1e-2 to 1e-1 (bf16 keeps 8 mantissa bits). A max deviation of 0.05 separates the two by orders of magnitude.
-FIRST_STEP_MAX_DEV = 0.05
+# 1e-2 to 1e-1 (bf16 keeps 8 mantissa bits; measured on CPU: 0.03-0.05). A max deviation of 0.01 sits
+# orders of magnitude above the first and below the second.
+FIRST_STEP_MAX_DEV = 0.01
 FIRST_STEP_MEAN_DEV = 0.01  # |mean ratio - 1| on the first minibatch
 LOGPROB_DIFF = 1e-3  # mean |log p rollout - log p train|: fp32 vs fp32 is ~1e-7
 
 KL_JUMP = 5.0  # a 5-step median this many times the median of the 20 steps before it is an explosion...
-KL_FLOOR = 0.1  # ...if it is also above this (nats), so the first growth from KL = 0 does not count
+KL_FLOOR = 0.5  # ...and above this (nats): the first update moves KL off 0 (to 0.24 on our healthy run)
 KL_HUGE = 5.0  # a KL to the reference above 5 nats means the policy is far from where it started
 CLIP_HIGH = 0.2  # PPO practice keeps clip fraction ~0.1-0.2; above it sustained, the trust region is exceeded
 CLIP_JUMP_FLOOR = 0.05
@@ -80,11 +81,12 @@ def _jumps(x: np.ndarray, floor: float) -> np.ndarray:
     x: (T,) -> (T,) bool
     """
     short = rolling_median(x, SHORT)
-    before = np.full_like(short, np.nan)
+    # Before SHORT steps exist, the first value is the baseline: an LR far too large explodes on update one.
+    before = np.full_like(short, x[0] if np.isfinite(x[0]) else np.nan)
     prior = rolling_median(x, LONG)
     before[SHORT:] = prior[:-SHORT]
     with np.errstate(invalid="ignore"):
-        return (short > floor) & (short > KL_JUMP * np.maximum(before, floor / KL_JUMP))
+        return (short > floor) & (short > KL_JUMP * np.fmax(before, floor / KL_JUMP))
 
 
 @rule("kl_clip_explode", "KL / clip fraction explode")
@@ -96,7 +98,7 @@ def kl_clip_explode(d: RunData):
     for metric, floor, level in (("policy/kl_ref", KL_FLOOR, KL_HUGE), ("policy/clipfrac", CLIP_JUMP_FLOOR, CLIP_HIGH),
                                  ("policy/approx_kl_old", KL_FLOOR, None)):
         dd = d.dense(metric)
-        if dd is None or len(dd[1]) < SHORT + WARMUP_STEPS:
+        if dd is None or len(dd[1]) < SHORT:
             continue
         steps, x = dd
         mask = _jumps(x, floor)
@@ -104,7 +106,8 @@ def kl_clip_explode(d: RunData):
         if level is not None:
             mask |= rolling_median(x, SHORT) > level
             why += f", or above {level:g}"
-        mask[:WARMUP_STEPS] = False
+        # No warm-up here: the floor keeps the first growth from KL = 0 out, and an LR far too large
+        # explodes on the very first update, which is exactly what must be caught early.
         eps = episodes(mask, min_len=2)  # an explosion is fast: two steps of it are enough to say so
         if not eps:
             continue
