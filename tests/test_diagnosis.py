@@ -1,0 +1,276 @@
+"""Diagnosis engine on hand-made runs written to disk with the real RunWriter: each rule fires on its
+symptom with the numbers worked out here, stays quiet on a healthy-looking run, and never crashes on bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collectors import RunWriter, load_run
+from dashboard.diagnosis import RULES, NotJudged, diagnose
+from dashboard.diagnosis.cli import main as diagnose_main
+from dashboard.diagnosis.series import episodes, rolling_median
+
+CORE_CONFIG = {"rollout.group_size": 8, "rollout.temperature": 1.0, "algo.adv_mode": "group", "algo.epochs": 1,
+               "algo.minibatches": 1, "algo.kl_mode": "loss", "optim.lr": 5e-4, "algo.old_logprob_source": "recompute"}
+
+
+def healthy_series(n: int = 120, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    reward = np.clip(0.35 + 0.35 * t / n + rng.normal(0, 0.04, n), 0, 1)
+    return {"reward/mean": reward, "reward/pass_rate": reward, "reward/std": np.full(n, 0.45),
+            "reward/min": np.zeros(n), "reward/max": np.ones(n),
+            "groups/zero_std_frac": np.clip(0.1 + rng.normal(0, 0.05, n), 0, 1),
+            "groups/all_fail_frac": np.full(n, 0.05), "groups/all_pass_frac": np.full(n, 0.05),
+            "completions/len_mean": 2.5 + rng.normal(0, 0.1, n), "completions/truncated_frac": np.zeros(n),
+            "policy/entropy": 0.8 - 0.2 * t / n + rng.normal(0, 0.02, n),
+            "policy/kl_ref": np.r_[0.0, np.full(n - 1, 0.1) + rng.normal(0, 0.02, n - 1)],
+            "policy/clipfrac": np.zeros(n), "policy/ratio_first_step": np.ones(n),
+            "policy/ratio_first_step_max_dev": np.zeros(n), "policy/rollout_logprob_abs_diff": np.full(n, 5e-8),
+            "adv/std": np.full(n, 0.9), "optim/grad_norm": 3 + rng.normal(0, 0.5, n),
+            "loss/total": rng.normal(0, 0.01, n), "loss/policy": rng.normal(0, 0.01, n)}
+
+
+def write(tmp_path, series: dict[str, np.ndarray], config=None, samples=None, name="r", evals=None):
+    path = tmp_path / name
+    n = len(next(iter(series.values())))
+    with RunWriter(path, name=name, config=CORE_CONFIG if config is None else config) as w:
+        for i in range(n):
+            row = {k: float(v[i]) for k, v in series.items()}
+            if evals is not None and i in evals:
+                row["eval/pass_rate"] = evals[i]
+            w.log_step(i, row)
+        if samples is not None:
+            w.log_samples(samples)
+    return load_run(path)
+
+
+def fired(d, severity=("warning", "critical")):
+    return {f.rule_id for f in d.findings if f.severity in severity}
+
+
+def by_rule(d, rule_id):
+    hits = [f for f in d.findings if f.rule_id == rule_id]
+    assert hits, f"{rule_id} did not fire; findings: {[(f.rule_id, f.title) for f in d.findings]}"
+    return hits[0]
+
+
+def test_healthy_run_raises_nothing(tmp_path):
+    d = diagnose(write(tmp_path, healthy_series()))
+    assert fired(d) == set(), [(f.rule_id, f.title, [e.text for e in f.evidence]) for f in d.findings]
+    assert len(d.config_answers) == 5 and d.config_answers[0].answer.startswith("per prompt group")
+
+
+def test_flat_all_fail_reward_points_at_zero_variance_and_difficulty(tmp_path):
+    s = healthy_series()
+    n = len(s["reward/mean"])
+    s["reward/mean"] = s["reward/pass_rate"] = np.r_[np.full(n // 2, 0.02), np.full(n - n // 2, 0.03)]
+    s["groups/zero_std_frac"] = np.full(n, 0.9)
+    s["groups/all_fail_frac"] = np.full(n, 0.88)
+    s["groups/all_pass_frac"] = np.full(n, 0.02)
+    d = diagnose(write(tmp_path, s))
+    flat = by_rule(d, "reward_flat")
+    assert flat.severity == "critical" and flat.symptom == "reward does not move"
+    assert [c.what for c in flat.checks] == ["the fraction of zero-variance groups", "the task difficulty",
+                                             "the sampling temperature", "the verifier"]
+    assert flat.evidence[0].value == pytest.approx(0.01)  # early level 0.02, later 0.03: moved by 0.01
+    zv = by_rule(d, "zero_variance_groups")
+    assert zv.severity == "critical" and "mostly all-fail" in zv.title
+    assert zv.evidence[0].value == pytest.approx(0.9)
+    sparse = by_rule(d, "sparse_reward")
+    assert "near 0" in sparse.title
+    assert "reward_constant" not in fired(d)
+
+
+def test_constant_reward_points_at_the_verifier(tmp_path):
+    s = healthy_series(40)
+    for k in ("reward/mean", "reward/pass_rate", "reward/std", "reward/max"):
+        s[k] = np.zeros(40)
+    d = diagnose(write(tmp_path, s))
+    f = by_rule(d, "reward_constant")
+    assert f.checks[0].what == "the verifier" and f.step_range == (0, 39)
+
+
+def test_first_step_ratio_fires_at_the_first_step(tmp_path):
+    s = {k: v[:1] for k, v in healthy_series().items()}
+    s["policy/ratio_first_step_max_dev"] = np.array([0.03])
+    s["policy/rollout_logprob_abs_diff"] = np.array([3e-3])
+    f = by_rule(diagnose(write(tmp_path, s)), "first_step_ratio")
+    assert f.severity == "critical" and f.step_range == (0, 0)
+    assert f.evidence[0].value == pytest.approx(0.03) and f.evidence[0].threshold == pytest.approx(0.01)
+
+
+def test_kl_explosion_is_found_within_a_few_steps_of_its_onset(tmp_path):
+    s = healthy_series(80)
+    s["policy/kl_ref"] = np.r_[np.full(40, 0.1), np.full(40, 3.0)]
+    run = write(tmp_path, s)
+    full = run.metrics
+    first_seen = None
+    for last in range(35, 80):  # replay the run as it grew: when does the finding first appear?
+        run._table.reset()
+        run._table.append(full[full["step"] <= last])
+        if "kl_clip_explode" in fired(diagnose(run)):
+            first_seen = last
+            break
+    assert first_seen is not None and 40 <= first_seen <= 43
+
+
+def test_entropy_fast_collapse_is_critical_slow_decline_only_info(tmp_path):
+    s = healthy_series(100)
+    s["policy/entropy"] = np.r_[np.full(30, 1.0), np.linspace(1.0, 0.1, 10), np.full(60, 0.1)]
+    f = by_rule(diagnose(write(tmp_path, s, name="fast")), "entropy_collapse")
+    assert f.severity == "critical" and "fell from 1 to 0.1" in f.evidence[0].text
+    s["policy/entropy"] = np.linspace(1.0, 0.4, 100)  # loses 60% over 100 steps: slow
+    d = diagnose(write(tmp_path, s, name="slow"))
+    assert "entropy_collapse" not in fired(d) and by_rule(d, "entropy_collapse").severity == "info"
+
+
+def test_detached_advantage_and_sign_flip_are_no_learning(tmp_path):
+    s = healthy_series()
+    n = len(s["reward/mean"])
+    s["reward/mean"] = s["reward/pass_rate"] = np.full(n, 0.4)
+    s["optim/grad_norm"] = np.zeros(n)
+    f = by_rule(diagnose(write(tmp_path, s, name="detached")), "no_learning")
+    assert f.severity == "critical" and "gradient does not reach" in f.title
+    assert f.checks[0].what == "a detached advantage or policy term"
+    s = healthy_series()
+    s["reward/mean"] = s["reward/pass_rate"] = np.linspace(0.5, 0.2, n)
+    f = by_rule(diagnose(write(tmp_path, s, name="sign")), "no_learning")
+    assert "wrong way" in f.title and f.checks[0].what == "the sign"
+
+
+def test_eval_falling_while_train_rises(tmp_path):
+    s = healthy_series(100)
+    evals = {0: 0.5, 20: 0.5, 40: 0.4, 60: 0.3, 80: 0.2, 99: 0.2}
+    f = by_rule(diagnose(write(tmp_path, s, evals=evals)), "eval_diverges")
+    assert f.evidence[0].text.startswith("eval/pass_rate fell from 0.5 to 0.2")
+    assert f.severity == "critical"  # lost 0.3 > 0.2
+
+
+def test_non_finite_names_metric_and_step(tmp_path):
+    s = healthy_series(30)
+    s["loss/total"][7] = math.inf
+    s["optim/grad_norm"][9] = math.nan
+    f = by_rule(diagnose(write(tmp_path, s)), "non_finite")
+    assert f.step_range == (7, 9)
+    assert [e.text for e in f.evidence] == ["loss/total: 1 NaN/inf value(s), first at step 7",
+                                            "optim/grad_norm: 1 NaN/inf value(s), first at step 9"]
+
+
+def samples_for(rewards_by_answer: dict[str, float], steps=range(3)) -> pd.DataFrame:
+    rows = []
+    for step in steps:
+        for g, (a, b) in enumerate([(3, 4), (2, 5), (1, 1), (6, 2)]):
+            for k in range(4):
+                answer = str(a + b) if k < 3 else "9"
+                rows.append({"step": step, "prompt_id": f"p{g}", "group": g, "sample": k, "prompt": f"{a}+{b}=",
+                             "completion": answer, "reward": rewards_by_answer.get("right" if k < 3 else "wrong", 0.0),
+                             "passed": False, "advantage": 0.0, "num_tokens": 1, "truncated": False})
+    return pd.DataFrame(rows)
+
+
+def test_verifier_suspect_cites_right_answers_with_reward_zero(tmp_path):
+    s = {k: v[:3] for k, v in healthy_series().items()}
+    d = diagnose(write(tmp_path, s, samples=samples_for({"right": 0.0, "wrong": 0.0}), name="broken"))
+    f = by_rule(d, "verifier_suspect")
+    assert f.severity == "critical"  # 36 of 48 reward-0 answers are the sum: 75%
+    assert "36 of 48" in f.evidence[0].text
+    assert f.examples[0]["prompt"] == "3+4=" and f.examples[0]["completion"] == "7"
+    ok = diagnose(write(tmp_path, s, samples=samples_for({"right": 1.0, "wrong": 0.0}), name="ok"))
+    assert "verifier_suspect" not in fired(ok)
+
+
+def test_config_audit(tmp_path):
+    s = healthy_series(30)
+    cfg = dict(CORE_CONFIG, **{"rollout.group_size": 2, "algo.epochs": 4, "algo.minibatches": 2})
+    d = diagnose(write(tmp_path, s, config=cfg))
+    assert {"small_group", "config_small_group_adv", "config_many_reuses"} <= fired(d)
+    assert "8 optimizer steps per rollout" in by_rule(d, "config_many_reuses").evidence[0].text
+    verl = {"algorithm.use_kl_in_reward": True, "actor_rollout_ref.actor.use_kl_loss": True}
+    d = diagnose(write(tmp_path, s, config=verl, name="verl"))
+    assert "config_kl_twice" in fired(d)
+
+
+class Bare:
+    """A run from a reader with odd data: unsorted and duplicated steps, strings, no config, no samples."""
+
+    def __init__(self, frame):
+        self.metrics = frame
+        self.meta = None
+
+    def samples(self):
+        raise OSError("no samples here")
+
+
+@pytest.mark.parametrize("frame", [
+    pd.DataFrame({"step": []}),
+    pd.DataFrame({"step": [0, 1, 2], "reward/mean": [0.1, 0.2, 0.3]}),
+    pd.DataFrame({"step": [5, 1, 3, 3, 2], "reward/mean": ["0.1", "x", None, 0.4, np.inf]}),
+    pd.DataFrame({"step": np.arange(50), "reward/mean": np.full(50, np.nan), "policy/entropy": np.zeros(50)}),
+    pd.DataFrame({"step": np.arange(50)[::-1], **{k: v[:50] for k, v in healthy_series(50).items()}}),
+])
+def test_bad_input_gives_findings_or_reasons_never_a_crash(frame):
+    d = diagnose(Bare(frame))
+    assert not [n for n in d.not_judged if "rule failed" in n.reason]
+    json.dumps(d.to_dict(), allow_nan=False)  # what the CLI and the app show is well-formed
+    if len(frame) < 20 and "reward/mean" in frame:
+        assert any(n.rule_id == "reward_flat" and "this rule needs 20" in n.reason for n in d.not_judged)
+
+
+def test_missing_metric_is_not_judged_with_its_name():
+    d = diagnose(Bare(pd.DataFrame({"step": np.arange(30), "reward/mean": np.linspace(0, 1, 30)})))
+    reasons = {n.rule_id: n.reason for n in d.not_judged}
+    assert reasons["entropy_collapse"] == "policy/entropy is not logged by this run"
+    assert reasons["first_step_ratio"].startswith("neither policy/ratio_first_step")
+
+
+def test_a_failing_rule_becomes_not_judged(monkeypatch):
+    from dashboard.diagnosis.registry import Rule
+
+    def broken(d):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setitem(RULES, "broken", Rule("broken", "test", broken))
+    d = diagnose(Bare(pd.DataFrame({"step": [0]})))
+    assert NotJudged("broken", "the rule failed on this run: ZeroDivisionError: boom") in d.not_judged
+
+
+def test_series_helpers_by_hand():
+    assert episodes(np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1], bool), min_len=3, cooldown=2) == [(0, 5)]
+    assert episodes(np.array([1, 1, 0, 0, 0, 1, 1], bool), min_len=2, cooldown=2) == [(0, 1), (5, 6)]
+    assert list(rolling_median(np.array([1.0, 3.0, 2.0, 10.0]), 3)) == [1.0, 2.0, 2.0, 3.0]
+
+
+def test_cli_text_json_exit_codes(tmp_path, capsys):
+    s = healthy_series(30)
+    s["loss/total"][3] = math.inf
+    write(tmp_path, s, name="bad")
+    write(tmp_path, healthy_series(), name="good")
+    assert diagnose_main([str(tmp_path / "good")]) == 0
+    assert "no findings" in capsys.readouterr().out
+    assert diagnose_main([str(tmp_path / "bad")]) == 0  # findings alone do not fail without --fail-on
+    out = capsys.readouterr().out
+    assert "[CRITICAL] NaN/inf in 1 metric(s) from step 3" in out and "check first:" in out
+    assert diagnose_main([str(tmp_path / "bad"), "--fail-on", "critical"]) == 1
+    assert diagnose_main([str(tmp_path / "good"), "--fail-on", "warning"]) == 0
+    capsys.readouterr()
+    assert diagnose_main([str(tmp_path / "bad"), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    f = doc[str(tmp_path / "bad")]["findings"][0]
+    assert f["rule_id"] == "non_finite" and f["step_range"] == [3, 3]
+    assert diagnose_main([str(tmp_path / "missing")]) == 2
+    assert str(tmp_path / "missing") in capsys.readouterr().err
+
+
+def test_cli_watch_prints_new_findings_once_and_stops_on_a_finished_run(tmp_path, capsys):
+    s = healthy_series(30)
+    s["loss/total"][3] = math.inf
+    write(tmp_path, s, name="bad")
+    assert diagnose_main([str(tmp_path / "bad"), "--watch", "--interval", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("new finding") == 1 and "NaN/inf" in out
