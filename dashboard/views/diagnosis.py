@@ -37,8 +37,9 @@ for i, f in enumerate(diagnosis.findings):
         st.caption(escape_md(f"{f.severity} · {f.rule_id} · symptom: {f.symptom} · {span}"))
         for j, ev in enumerate(f.evidence):
             st.markdown("Evidence: " + escape_md(ev.text))
-            st.plotly_chart(charts.evidence_figure(snap.metrics, ev.metric, ev.threshold, f.step_range, f.severity),
-                            key=f"ev_{i}_{j}")
+            if ev.metric in snap.metrics:  # config and samples evidence has no series to draw
+                st.plotly_chart(charts.evidence_figure(snap.metrics, ev.metric, ev.threshold, f.step_range,
+                                                       f.severity), key=f"ev_{i}_{j}")
         st.markdown("**Check first**")
         for n, check in enumerate(f.checks, start=1):
             show_check(n, check)
