@@ -1,0 +1,185 @@
+"""Real-browser tests: `grpo-dash` on a free port, Debian's Chromium driven headless by Playwright.
+
+Playwright drives the system browser at /usr/bin/chromium (installed by tests/ensure_chromium.sh); it never
+downloads its own. The tests skip only when that browser is absent and we are not in CI; in CI they run.
+Screenshots are saved under tests/artifacts/ (git-ignored) for a person to look at when one fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from dash_fixtures import RUN_NAMES, make_root
+
+from collectors import RunWriter
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+START_TIMEOUT_S = 60.0  # first start imports streamlit, pandas and plotly
+RENDER_TIMEOUT_MS = 60_000
+
+if not CHROMIUM.exists() and not IN_CI:
+    pytest.skip(f"{CHROMIUM} is missing (run tests/ensure_chromium.sh); browser tests skipped outside CI",
+                allow_module_level=True)
+if not IN_CI:
+    pytest.importorskip("playwright.sync_api", reason="the playwright package (dev extra) is not installed")
+from playwright import sync_api
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"grpo-dash exited early with code {proc.returncode}: {proc.stdout.read()}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"grpo-dash did not answer at {url} within {timeout_s:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return make_root(tmp_path_factory.mktemp("browser") / "root")
+
+
+@pytest.fixture(scope="module")
+def server(root):
+    port = free_port()
+    cmd = [sys.executable, "-m", "dashboard.cli", str(root), "--port", str(port), "--host", "127.0.0.1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc, START_TIMEOUT_S)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def screenshot(pg, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    out = ARTIFACTS / f"{name}.png"
+    pg.screenshot(path=str(out), full_page=True)
+    return out
+
+
+def wait_rendered(pg, title: str) -> None:
+    """Wait past Streamlit's skeleton: the page's own title element, then the app to stop running."""
+    pg.get_by_test_id("stHeading").filter(has_text=title).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    pg.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=RENDER_TIMEOUT_MS)
+
+
+def test_runs_page_in_browser(server, page):
+    page.goto(server + "/")
+    wait_rendered(page, "Runs")
+    page.get_by_test_id("stDataFrame").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    body = page.inner_text("body")
+    shot = screenshot(page, "runs_page")
+    assert shot.stat().st_size > 10_000  # a blank page compresses to a few hundred bytes
+    # The table is a canvas grid; its cells are not page text, but the run picker and captions are.
+    page.get_by_test_id("stMultiSelect").filter(has_text="Open runs").first.click()
+    options = page.get_by_role("option")
+    options.first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    listed = " ".join(options.all_inner_texts())
+    for name in RUN_NAMES:
+        assert name in listed, (name, listed, body[:500])
+
+
+def test_diagnosis_page_in_browser(server, page):
+    page.goto(server + "/diagnosis?run=root/broken_verifier")
+    wait_rendered(page, "Diagnosis")
+    page.get_by_text("Reward is constant (0) over the whole run").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    screenshot(page, "diagnosis_broken_verifier")
+    assert "broken_verifier" in page.inner_text("body")
+
+
+def test_samples_page_shows_markup_literally(server, page):
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto(server + "/samples?run=root/broken_verifier")
+    wait_rendered(page, "Samples")
+    page.get_by_test_id("stCode").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    screenshot(page, "samples_broken_verifier")
+    codes = " ".join(page.get_by_test_id("stCode").all_inner_texts())
+    assert "<img src=x" in codes and "![a](http://example.com/a.png)" in codes
+    assert not [u for u in requested if "example.com" in u]
+    assert page.locator("img[src='x']").count() == 0
+
+
+def test_path_outside_roots_refused_in_browser(server, page):
+    page.goto(server + "/checklist?run=../x")
+    wait_rendered(page, "Checklist")
+    alert = page.get_by_test_id("stAlert").filter(has_text="refused").first
+    alert.wait_for(timeout=RENDER_TIMEOUT_MS)
+    assert "'../x'" in alert.inner_text()
+
+
+def live_step(pg) -> int | None:
+    metric = pg.get_by_test_id("stMetric").filter(has_text="last step").first
+    text = metric.get_by_test_id("stMetricValue").inner_text()
+    m = re.search(r"\d+", text)
+    return int(m.group()) if m else None
+
+
+def test_live_page_shows_new_steps_without_reload(server, root, page):
+    writer = RunWriter(root / "live", name="live", handle_signals=False, flush_every=1)
+    try:
+        for i in range(3):
+            writer.log_step(i, {"reward/mean": 0.1 * i})
+        time.sleep(2.5)  # the runs table caches discovery for 2 s
+        page.goto(server + "/live?run=root/live")
+        wait_rendered(page, "Live")
+        page.get_by_test_id("stMetric").filter(has_text="last step").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        assert live_step(page) == 2
+        loads = []
+        page.on("load", lambda _: loads.append(1))
+        for i in range(3, 8):
+            writer.log_step(i, {"reward/mean": 0.1 * i})
+        end = time.monotonic() + 15  # default refresh is every 2 s
+        while time.monotonic() < end and live_step(page) != 7:
+            page.wait_for_timeout(250)
+        screenshot(page, "live_run")
+        assert live_step(page) == 7
+        assert not loads, "the page reloaded; the fragment should have refreshed it in place"
+    finally:
+        writer.close()
