@@ -1,0 +1,173 @@
+"""Key maps from the metric names of TRL, verl and OpenRLHF to ours, and the helpers every reader shares.
+
+A map is a plain dict `their name -> canonical name`. Where a framework's metric means something other than
+ours, the comment on its line says how; a metric with no faithful canonical twin stays under its own name
+as an extra column (nothing is dropped, nothing is relabelled into a meaning it does not have).
+Loggers such as wandb and TensorBoard add prefixes (`train/`, `eval/`); `canonical_name` strips them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from collectors.schema import METRICS
+
+# TRL 1.16 GRPOTrainer log keys (trainer_state.json log_history, wandb, TensorBoard).
+TRL: dict[str, str] = {
+    "reward": "reward/mean",
+    # TRL's reward_std is the std over the whole batch, like our reward/std (not a within-group std).
+    "reward_std": "reward/std",
+    # Counts zero-variance groups only when scale_rewards is "group" or "none"; with "batch" it is 0 or 1.
+    "frac_reward_zero_std": "groups/zero_std_frac",
+    "completions/mean_length": "completions/len_mean",
+    "completions/max_length": "completions/len_max",
+    # Fraction of completions that hit max_completion_length without EOS: our truncated fraction.
+    "completions/clipped_ratio": "completions/truncated_frac",
+    "kl": "policy/kl_ref",
+    "entropy": "policy/entropy",
+    "clip_ratio/region_mean": "policy/clipfrac",
+    "clip_ratio/low_mean": "policy/clipfrac_low",
+    "clip_ratio/high_mean": "policy/clipfrac_high",
+    # vLLM-vs-trainer importance sampling diagnostics; ours is the mean |log p rollout - log p train|.
+    "sampling/sampling_logp_difference/mean": "policy/rollout_logprob_abs_diff",
+    "loss": "loss/total",
+    "grad_norm": "optim/grad_norm",
+    "learning_rate": "optim/lr",
+    "eval_reward": "eval/reward_mean",
+}
+
+# verl (ray_trainer metrics; file logger, console, wandb).
+VERL: dict[str, str] = {
+    # critic/score is the verifier score, critic/rewards the score after KL-in-reward shaping.
+    "critic/score/mean": "reward/mean",
+    "critic/score/min": "reward/min",
+    "critic/score/max": "reward/max",
+    "actor/pg_clipfrac": "policy/clipfrac",
+    "actor/pg_clipfrac_lower": "policy/clipfrac_low",
+    # ppo_kl is the KL between the old (rollout-time) and current policy, a staleness gauge.
+    "actor/ppo_kl": "policy/approx_kl_old",
+    "actor/entropy": "policy/entropy",
+    # Older verl logged the entropy itself under this name (the coefficient is applied elsewhere).
+    "actor/entropy_loss": "policy/entropy",
+    # kl_loss is the mean KL to the reference, before the coefficient.
+    "actor/kl_loss": "policy/kl_ref",
+    "actor/pg_loss": "loss/policy",
+    "actor/grad_norm": "optim/grad_norm",
+    "actor/lr": "optim/lr",
+    "critic/advantages/mean": "adv/mean",
+    "response_length/mean": "completions/len_mean",
+    "response_length/max": "completions/len_max",
+    # Fraction of responses that reached the response length limit.
+    "response_length/clip_ratio": "completions/truncated_frac",
+    "training/rollout_probs_diff_mean": "policy/rollout_logprob_abs_diff",
+    "timing_s/step": "perf/step_s",
+    "timing/step": "perf/step_s",
+    "perf/throughput": "perf/tokens_per_s",
+}
+
+# OpenRLHF (PPO/GRPO trainer logs through wandb or TensorBoard under train/ and eval/).
+OPENRLHF: dict[str, str] = {
+    "policy_loss": "loss/policy",
+    "actor_lr": "optim/lr",
+    "response_length": "completions/len_mean",
+    "ppo_clip_ratio": "policy/clipfrac",
+    "ppo_kl": "policy/approx_kl_old",
+    "policy_entropy": "policy/entropy",
+    "actor_grad_norm": "optim/grad_norm",
+}
+
+FAMILIES: dict[str, dict[str, str]] = {"trl": TRL, "verl": VERL, "openrlhf": OPENRLHF}
+# Loggers' namespaces; `train/` is dropped, `eval/` and `eval_` name an eval metric.
+_PREFIXES = ("train/", "training/", "train_")
+
+
+def canonical_name(key: str, maps: Iterable[Mapping[str, str]] = FAMILIES.values()) -> str:
+    """Our name for `key`: a known family key, a canonical name as is, else `key` unchanged (an extra column)."""
+    maps = list(maps)
+    for candidate in _candidates(key):
+        if candidate in METRICS:
+            return candidate
+        for table in maps:
+            if candidate in table:
+                return table[candidate]
+    return key
+
+
+def _candidates(key: str) -> list[str]:
+    out = [key]
+    for prefix in _PREFIXES:
+        if key.startswith(prefix) and key != prefix:
+            out.append(key[len(prefix):])
+    if key.startswith("eval/"):
+        out.append("eval_" + key[len("eval/"):])
+    return out
+
+
+def to_number(value: Any) -> float | None:
+    """A float for numbers, booleans and numeric strings (NaN included); None for anything else."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def map_row(raw: Mapping[str, Any], maps: Iterable[Mapping[str, str]] = FAMILIES.values(),
+            overrides: Mapping[str, str] | None = None) -> tuple[dict[str, float], list[str]]:
+    """Rename and coerce one step's metrics; return (row, keys whose value was not a number).
+
+    A null value stays null (NaN) rather than absent, so a sparse key keeps its column. When two source
+    keys land on one canonical name (`actor/entropy` and the old `actor/entropy_loss`), the first non-null wins.
+    """
+    maps = list(maps)
+    row: dict[str, float] = {}
+    bad: list[str] = []
+    for key, value in raw.items():
+        name = (overrides or {}).get(key) or canonical_name(key, maps)
+        number = math.nan if value is None else to_number(value)
+        if number is None:
+            bad.append(key)
+            continue
+        if name in row and not math.isnan(row[name]):
+            continue
+        row[name] = number
+    return row, bad
+
+
+def chunk(rows: list[dict[str, Any]], seq_start: int = 0) -> pd.DataFrame:
+    """Rows of {"step": int, name: float} -> a metrics chunk with `_seq` in arrival order."""
+    frame = pd.DataFrame(rows)
+    if not len(frame):
+        return frame
+    frame["step"] = frame["step"].astype("int64")
+    frame["_seq"] = np.arange(seq_start, seq_start + len(frame), dtype=np.int64)
+    return frame
+
+
+def parse_overrides(pairs: Iterable[str]) -> dict[str, str]:
+    """`["theirs=ours", ...]` -> {"theirs": "ours"}; raises ValueError naming the bad pair."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        theirs, sep, ours = pair.partition("=")
+        if not sep or not theirs or not ours:
+            raise ValueError(f"--map {pair!r}: expected theirs=ours")
+        out[theirs] = ours
+    return out
+
+
+_STEP_RE = re.compile(r"^\d+$")
+
+
+def is_int_text(text: str) -> bool:
+    return bool(_STEP_RE.match(text))
