@@ -6,15 +6,19 @@ st.cache_resource are shared between AppTest instances, so they are cleared arou
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 
 # pytest puts this folder on sys.path (tests/ is not a package), so the fixture module imports directly.
-from dash_fixtures import RUN_NAMES, UNSAFE_TEXT, make_root
+from dash_fixtures import RUN_NAMES, UNSAFE_TEXT, make_root, write_healthy
 from streamlit.testing.v1 import AppTest
 
-from dashboard import data
+from collectors import RunWriter
+from dashboard import data, samples_view
 from dashboard.paths import ROOTS_ENV
 from dashboard.text import escape_md
 
@@ -162,3 +166,140 @@ def test_run_outside_roots_is_refused(bad, page, tmp_path):
     errors = " ".join(e.value for e in at.error)
     assert "refused" in errors and bad in errors
     assert "passwd" not in "".join(c.value for c in at.code)
+
+
+def test_diagnosis_links_open_their_page_already_filtered():
+    """Every 'open ...' link of a finding names a page and its parameters; following one works."""
+    at = open_page("diagnosis", ["root/broken_verifier"])
+    links = {(pl.proto.page, pl.proto.query_string) for pl in at.get("page_link")}
+    assert links and all("run=root%2Fbroken_verifier" in q for _, q in links)
+    for page, query in sorted(links):
+        params = dict(parse_qsl(query))
+        run = params.pop("run")
+        target = open_page(page, [run], **params)
+        if page == "samples" and "filter" in params:
+            flt = target.selectbox[2].value  # run, step, filter
+            assert flt == samples_view.filter_key(params["filter"]), (params, flt)
+        if page == "checklist" and "metric" in params:
+            assert any("Focused on" in m.value for m in target.markdown)
+
+
+@pytest.mark.parametrize("flt", [f.key for f in samples_view.FILTERS])
+def test_samples_page_every_filter(flt):
+    at = open_page("samples", ["root/healthy"], filter=flt)
+    assert at.selectbox[2].value == flt
+    caption = next(c.value for c in at.caption if "response(s)" in c.value)
+    n = int(caption.split()[0])
+    assert n <= 8  # one logged step: 2 groups of 4
+    if flt == "truncated":
+        assert n == 2  # sample 3 of each group is truncated in the fixture
+
+
+def test_samples_page_step_param_picks_nearest_step():
+    at = open_page("samples", ["root/broken_verifier"], step="3")
+    assert at.selectbox[1].value == 0  # logged steps are 0 and 39; 3 is nearest 0
+    at = open_page("samples", ["root/broken_verifier"], step="not-a-number")
+    assert at.selectbox[1].value == 39
+
+
+def test_live_page_pause_and_interval():
+    at = open_page("live", ["root/healthy"])
+    assert at.metric[1].value == "39"
+    at.toggle[0].set_value(True).run()
+    assert not at.exception
+    at.select_slider[0].set_value(10).run()
+    assert not at.exception and at.metric[1].value == "39"
+
+
+def test_url_selection_survives_page_change():
+    at = open_page("config", ["root/crashed"])
+    at.switch_page("views/checklist.py").run()
+    assert not at.exception
+    assert at.selectbox[0].value == "root/crashed"
+
+
+# -- bad and odd runs: shown with a reason, never a crash ---------------------------------------
+
+
+@pytest.fixture
+def odd_root(tmp_path, monkeypatch) -> Path:
+    root = tmp_path / "odd"
+    write_healthy(root / "healthy")
+    (root / "badjson").mkdir()
+    (root / "badjson" / "run.json").write_text("{not json")
+    w = RunWriter(root / "badpart", handle_signals=False)
+    w.log_step(0, {"reward/mean": 1.0})
+    w.close()
+    (root / "badpart" / "metrics" / "part-00000005.parquet").write_bytes(b"not parquet")
+    RunWriter(root / "empty", handle_signals=False).close()
+    stale = root / "stale"
+    w = RunWriter(stale, handle_signals=False)
+    w.log_step(0, {"reward/mean": 1.0})
+    w.flush()
+    w._stop.set()  # the writer "dies": no more heartbeats, no closing status
+    w._thread.join()
+    meta = json.loads((stale / "run.json").read_text())
+    meta["heartbeat"] = time.time() - 3600
+    (stale / "run.json").write_text(json.dumps(meta))
+    w._closed = True  # keep its atexit hook from marking the run finished
+    monkeypatch.setenv(ROOTS_ENV, str(root))
+    return root
+
+
+def test_runs_page_with_bad_runs(odd_root):
+    at = open_page(None)
+    table = at.dataframe[0].value
+    status = dict(zip(table["name"], table["status"]))
+    assert status["stale"] == "stale" and status["badjson"] == "unknown" and status["empty"] == "finished"
+    errors = dict(zip(table["name"], table["error"]))
+    assert "run.json" in errors["badjson"] and "not valid JSON" in errors["badjson"]
+
+
+@pytest.mark.parametrize("page", ["checklist", "diagnosis", "samples", "config", "live"])
+@pytest.mark.parametrize("run", ["badjson", "badpart", "empty", "stale"])
+def test_pages_on_bad_runs(odd_root, page, run):
+    at = open_page(page, [f"odd/{run}"])
+    shown = texts(at)
+    if run == "badjson" and page != "live":
+        assert "run.json: not valid JSON" in shown
+    if run == "badpart" and page != "live":
+        assert "part-00000005.parquet" in shown  # the problem names the file
+    if run == "stale" and page == "live":
+        assert any("stale, not running" in w.value for w in at.warning)
+    if run == "empty" and page == "checklist":
+        assert any("no logged steps" in i.value for i in at.info)
+
+
+def test_empty_root(tmp_path, monkeypatch):
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path / "nothing-here"))
+    at = open_page(None)
+    assert any("No runs found" in i.value for i in at.info)
+    at = open_page("checklist")
+    assert any("No runs found" in i.value for i in at.info)
+
+
+# -- the bundled scenarios, once sample_runs/ exists --------------------------------------------
+
+MANIFEST = Path(APP).parents[1] / "sample_runs" / "manifest.json"
+
+
+@pytest.mark.skipif(not MANIFEST.exists(), reason="sample_runs/manifest.json not written yet")
+def test_sample_runs_pages(monkeypatch):
+    from collectors import open_run
+    from dashboard.diagnosis import diagnose
+
+    monkeypatch.setenv(ROOTS_ENV, str(MANIFEST.parent))
+    runs = json.loads(MANIFEST.read_text())["runs"]
+    table = open_page(None).dataframe[0].value
+    assert {f"sample_runs/{r['path']}" for r in runs.values()} <= set(table["key"])
+    for name, r in runs.items():
+        key = f"sample_runs/{r['path']}"
+        at = open_page("diagnosis", [key])
+        expected = [f.title for f in diagnose(open_run(MANIFEST.parent / r["path"])).findings
+                    if f.rule_id in r["expected_rules"]]
+        shown = markdown_texts(at)
+        for title in expected:
+            assert escape_md(title) in shown, (name, title)
+    if "broken_verifier" in runs:
+        at = open_page("samples", [f"sample_runs/{runs['broken_verifier']['path']}"], filter="zero_reward")
+        assert at.code and any("reward 0 " in t.value for t in at.text)
