@@ -171,3 +171,42 @@ _STEP_RE = re.compile(r"^\d+$")
 
 def is_int_text(text: str) -> bool:
     return bool(_STEP_RE.match(text))
+
+
+_SCALED_RE = re.compile(r"^(?P<name>.+)\((?P<scale>[0-9.]+(?:e[-+]?\d+)?)\)$", re.IGNORECASE)
+
+
+def unscale(key: str, value: float) -> tuple[str, float]:
+    """Older verl logs `actor/lr(1e-4): 0.010`, meaning 0.010 x 1e-4: return ("actor/lr", 1e-6)."""
+    m = _SCALED_RE.match(key)
+    if not m:
+        return key, value
+    return m["name"], value * float(m["scale"])
+
+
+def merge_by_step(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows that share a step become one (later keys win), in first-appearance order.
+
+    The run table replaces a whole row per step, so several partial writes of one step (a validation line
+    and a training line, one TensorBoard tag at a time) must be merged before they reach it.
+    """
+    merged: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        merged.setdefault(int(row["step"]), {}).update(row)
+    return list(merged.values())
+
+
+def fill_from(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Complete rows for steps already in `frame` with the values already there (the new ones win)."""
+    if not len(frame) or not rows:
+        return rows
+    steps = frame["step"].to_numpy()
+    out = []
+    for row in rows:
+        i = int(np.searchsorted(steps, row["step"]))
+        if i < len(steps) and steps[i] == row["step"]:
+            old = {k: v for k, v in frame.iloc[i].items() if not (isinstance(v, float) and math.isnan(v))}
+            old.pop("_seq", None)
+            row = old | row
+        out.append(row)
+    return out

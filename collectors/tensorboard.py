@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import canonical_name, chunk
+from collectors.keymap import canonical_name, chunk, fill_from
 from collectors.meta import RunMeta
 from collectors.run import Problem, Run
 from collectors.sources import register_source
@@ -101,7 +101,6 @@ class TensorBoardRun(Run):
         super().__init__(path, RunMeta(run_id=path.name, name=path.name, source="tensorboard"))
         self._files: dict[Path, _EventFile] = {}
         self._seq = 0
-        self._last: tuple[int, dict[str, float]] | None = None  # last step's row, re-sent merged if it grows
         self.refresh()
 
     def _read_new(self) -> list[pd.DataFrame]:
@@ -119,16 +118,15 @@ class TensorBoardRun(Run):
             for step, wall, tag, value in reader.read(self.problems):
                 row = rows.get(step)
                 if row is None:
-                    row = rows[step] = ({"step": step} | dict(self._last[1]) if self._last and self._last[0] == step
-                                        else {"step": step})
+                    row = rows[step] = {"step": step}
                     order.append(step)
                 row[canonical_name(tag)] = value
                 if not math.isnan(wall):
                     row["wall_time"] = wall
         if not order:
             return []
-        out = [rows[s] for s in order]
-        self._last = (order[-1], rows[order[-1]])
+        # a step whose tags arrived over two refreshes: the table replaces whole rows, so send it complete
+        out = fill_from(self._table.frame(), [rows[s] for s in order])
         frame = chunk(out, self._seq)
         self._seq += len(out)
         return [frame]

@@ -1,0 +1,105 @@
+"""verl reader: file-logger JSONL built in verl's documented format (verl's stack cannot run here),
+the real console log from ../shared/fixtures/verl/ when present, and rollout dumps."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from collectors.sources import detect_source, open_run
+from collectors.verl import VerlRun
+
+REAL_LOG = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "verl" / "gemma-2-2b-it-ppo-gsm8k.log"
+
+
+def _line(step, **data):
+    # verl's file logger: json.dumps({"step": step, "data": data}) with NaN written as null
+    return json.dumps({"step": step, "data": data}) + "\n"
+
+
+def test_jsonl_maps_keys_nulls_and_live_refresh(tmp_path):
+    f = tmp_path / "metrics.jsonl"
+    f.write_text(_line(1, **{"critic/score/mean": 0.5, "actor/entropy": 1.2, "actor/ppo_kl": None, "mine/x": 3})
+                 + _line(2, **{"critic/score/mean": 0.6, "actor/entropy": 1.1, "actor/ppo_kl": 0.01}))
+    run = open_run(f)
+    assert isinstance(run, VerlRun) and detect_source(tmp_path) == "verl"
+    m = run.metrics
+    assert list(m["step"]) == [1, 2]
+    assert list(m["reward/mean"]) == [0.5, 0.6]
+    assert math.isnan(m["policy/approx_kl_old"].iloc[0]) and m["policy/approx_kl_old"].iloc[1] == 0.01
+    assert m["mine/x"].iloc[0] == 3
+    with f.open("a") as fh:  # a live append, then half a line
+        fh.write(_line(3, **{"critic/score/mean": 0.7}) + '{"step": 4, "da')
+    assert run.refresh() == 1 and run.last_step == 3
+    assert any("line 4 is incomplete" in str(p) for p in run.problems)
+    with f.open("a") as fh:
+        fh.write('ta": {"critic/score/mean": 0.8}}\n')
+    assert run.refresh() == 1 and run.metrics["reward/mean"].iloc[-1] == 0.8
+    assert not any("incomplete" in str(p) for p in run.problems)
+
+
+def test_restart_rewrites_file_and_bad_lines_are_named(tmp_path):
+    f = tmp_path / "metrics.jsonl"
+    f.write_text("".join(_line(s, **{"critic/score/mean": s}) for s in range(1, 30)))
+    run = VerlRun(f)
+    assert run.last_step == 29
+    f.write_text(_line(1, **{"critic/score/mean": 9.0}) + "{not json\n"
+                 + _line(2, **{"critic/score/mean": "abc"}))
+    run.refresh()
+    m = run.metrics
+    assert list(m["step"]) == [1, 2] and m["reward/mean"].iloc[0] == 9.0 and math.isnan(m["reward/mean"].iloc[1])
+    msgs = [str(p) for p in run.problems]
+    assert any("metrics.jsonl" in x and "rewritten" in x for x in msgs)
+    assert any("line 2: not JSON" in x for x in msgs)
+    assert any("line 3: non-numeric value for critic/score/mean" in x for x in msgs)
+
+
+def test_console_lines_with_ray_prefix_and_scaled_keys(tmp_path):
+    f = tmp_path / "train.log"
+    f.write_text("loading model...\n"
+                 "\x1b[36m(TaskRunner pid=123)\x1b[0m step:0 - test_score/openai/gsm8k:0.521\n"
+                 "(TaskRunner pid=123) step:0 - actor/lr(1e-4):0.010 - actor/entropy_loss:0.419 - critic/score/mean:0.4\n"
+                 "step:1 - actor/pg_clipfrac:0.003 - critic/score/mean:0.41\n")
+    run = open_run(tmp_path)
+    m = run.metrics
+    assert list(m["step"]) == [0, 1]
+    assert m["optim/lr"].iloc[0] == pytest.approx(1e-6)
+    assert m["policy/entropy"].iloc[0] == 0.419
+    assert m["eval/reward_mean"].iloc[0] == 0.521 and m["reward/mean"].iloc[0] == 0.4
+    assert m["policy/clipfrac"].iloc[1] == 0.003
+
+
+@pytest.mark.skipif(not REAL_LOG.exists(), reason="real verl log not present in ../shared/fixtures/verl/")
+def test_real_verl_console_log():
+    run = open_run(REAL_LOG)
+    m = run.metrics
+    assert len(m) > 50 and m["step"].is_monotonic_increasing
+    for col in ("reward/mean", "policy/entropy", "policy/clipfrac", "policy/approx_kl_old", "optim/lr"):
+        assert m[col].notna().sum() > 50, col
+    assert m["eval/reward_mean"].notna().any()
+    assert m["optim/lr"].dropna().iloc[0] == pytest.approx(1e-6)
+
+
+def test_rollout_dumps_give_samples_and_zero_std_groups(tmp_path):
+    (tmp_path / "metrics.jsonl").write_text(_line(1, **{"critic/score/mean": 0.5}))
+    dumps = tmp_path / "rollout"
+    dumps.mkdir()
+    lines = [{"input": "p1", "output": "a", "score": 1.0}, {"input": "p1", "output": "b", "score": 1.0},
+             {"input": "p2", "output": "c", "score": 0.0}, {"input": "p2", "output": "d", "score": 1.0}]
+    (dumps / "1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + "{broken\n")
+    run = open_run(tmp_path)
+    m = run.metrics
+    assert m["reward/mean"].iloc[0] == 0.5
+    assert m["groups/zero_std_frac"].iloc[0] == 0.5  # p1 all equal, p2 not
+    assert m["groups/reward_std_mean"].iloc[0] == pytest.approx(0.25)  # (0 + 0.5) / 2
+    s = run.samples()
+    assert list(s["group"]) == [0, 0, 1, 1] and list(s["sample"]) == [0, 1, 0, 1]
+    assert any("1.jsonl" in str(p) and "line 5" in str(p) for p in run.problems)
+
+
+def test_empty_folder(tmp_path):
+    run = VerlRun(tmp_path)
+    assert len(run.metrics) == 0 and "no verl" in str(run.problems[0])
