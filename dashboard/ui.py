@@ -67,7 +67,7 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         st.info("No runs found under the roots: " + ", ".join(str(r.path) for r in data.roots()))
         return []
     current = [k for k, _ in chosen]
-    fmt = lambda k: _label(table, k)  # noqa: E731
+    fmt = lambda k: _label(table, k)
     if multi:
         picked = st.multiselect(label, options, default=current, format_func=fmt, key=f"pick_{label}")
         if picked != current:
@@ -80,7 +80,13 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
     if len(picked) < min_runs:
         st.info(f"Pick at least {min_runs} run(s).")
         return []
-    return [(k, paths.resolve_run(data.roots(), k)) for k in picked]
+    out = []
+    for k in picked:
+        try:  # discovery is cached for a moment; a run deleted since then is reported, not raised
+            out.append((k, paths.resolve_run(data.roots(), k)))
+        except paths.PathRefused as e:
+            st.error(str(e), icon="🚫")
+    return out if len(out) >= min_runs else []
 
 
 def open_snapshot(key: str, path: Path):

@@ -22,6 +22,7 @@ def live_view() -> None:
     snap = ui.open_snapshot(key, path)
     if snap is None:
         return
+    ui.run_header(key, snap)  # inside the fragment so "updated ... ago" and read problems stay current
     run, frame = snap.run, snap.metrics
     last = int(frame["step"].iloc[-1]) if len(frame) else None
     m1, m2, m3, m4 = st.columns(4)
