@@ -20,7 +20,7 @@ CONFIG = {"algo.group_size": 4, "algo.kl_coef": 0.04, "algo.advantage": "group",
           "algo.loss_agg": "token_mean", "optim.lr": 1e-5, "sampling.temperature": 1.0}
 
 
-def _metrics(step: int, reward: float, zero_std: float, all_fail: float) -> dict[str, float]:
+def step_metrics(step: int, reward: float, zero_std: float, all_fail: float) -> dict[str, float]:
     return {"reward/mean": reward, "reward/std": 0.0 if zero_std == 1.0 else 0.3, "reward/pass_rate": reward,
             "groups/zero_std_frac": zero_std, "groups/all_fail_frac": all_fail,
             "groups/all_pass_frac": 0.0, "completions/len_mean": 40.0 + step % 5, "completions/len_max": 64.0,
@@ -42,7 +42,7 @@ def _samples(step: int, rewards: list[list[float]], text: str) -> list[dict]:
 def write_healthy(path: Path, steps: int = 40) -> Path:
     w = RunWriter(path, name="healthy", config=CONFIG, handle_signals=False)
     for i in range(steps):
-        w.log_step(i, _metrics(i, min(0.9, 0.1 + 0.02 * i), 0.2, 0.1))
+        w.log_step(i, step_metrics(i, min(0.9, 0.1 + 0.02 * i), 0.2, 0.1))
     w.log_samples(_samples(steps - 1, [[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0]], "The answer is 4."))
     w.close()
     return path
@@ -51,7 +51,7 @@ def write_healthy(path: Path, steps: int = 40) -> Path:
 def write_broken_verifier(path: Path, steps: int = 40) -> Path:
     w = RunWriter(path, name="broken_verifier", config=CONFIG, handle_signals=False)
     for i in range(steps):
-        w.log_step(i, _metrics(i, 0.0, 1.0, 1.0))
+        w.log_step(i, step_metrics(i, 0.0, 1.0, 1.0))
     for step in (0, steps - 1):
         w.log_samples(_samples(step, [[0.0] * 4, [0.0] * 4], UNSAFE_TEXT))
     w.close()
@@ -61,7 +61,7 @@ def write_broken_verifier(path: Path, steps: int = 40) -> Path:
 def write_crashed(path: Path, steps: int = 12) -> Path:
     w = RunWriter(path, name="crashed", config=CONFIG, handle_signals=False)
     for i in range(steps):
-        w.log_step(i, _metrics(i, 0.2, 0.3, 0.2))
+        w.log_step(i, step_metrics(i, 0.2, 0.3, 0.2))
     w.close(status="failed", error="RuntimeError: CUDA out of memory (test)")
     return path
 

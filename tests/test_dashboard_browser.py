@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from dash_fixtures import RUN_NAMES, make_root
+from dash_fixtures import RUN_NAMES, make_root, step_metrics
 
 from collectors import RunWriter
 
@@ -63,7 +63,9 @@ def root(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def server(root):
     port = free_port()
-    cmd = [sys.executable, "-m", "dashboard.cli", str(root), "--port", str(port), "--host", "127.0.0.1"]
+    launcher = Path(sys.executable).with_name("grpo-dash")  # the installed entry point, as a user starts it
+    cmd = [str(launcher)] if launcher.exists() else [sys.executable, "-m", "dashboard.cli"]
+    cmd += [str(root), "--port", str(port), "--host", "127.0.0.1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=Path(__file__).resolve().parents[1])
     url = f"http://127.0.0.1:{port}"
@@ -181,5 +183,28 @@ def test_live_page_shows_new_steps_without_reload(server, root, page):
         screenshot(page, "live_run")
         assert live_step(page) == 7
         assert not loads, "the page reloaded; the fragment should have refreshed it in place"
+    finally:
+        writer.close()
+
+
+def test_live_page_shows_new_finding_without_reload(server, root, page):
+    """A run turns bad while the page is open: the finding appears in place."""
+    title = "Zero-variance groups dominate"
+    writer = RunWriter(root / "turns_bad", name="turns_bad", handle_signals=False, flush_every=1)
+    try:
+        for i in range(3):
+            writer.log_step(i, step_metrics(i, 0.5, 0.1, 0.0))
+        time.sleep(2.5)  # the runs table caches discovery for 2 s
+        page.goto(server + "/live?run=root/turns_bad")
+        wait_rendered(page, "Live")
+        page.get_by_test_id("stMetric").filter(has_text="last step").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        assert title not in page.inner_text("body")
+        loads = []
+        page.on("load", lambda _: loads.append(1))
+        for i in range(3, 30):
+            writer.log_step(i, step_metrics(i, 0.0, 1.0, 1.0))
+        page.get_by_text(title).first.wait_for(timeout=15_000)
+        screenshot(page, "live_new_finding")
+        assert not loads
     finally:
         writer.close()
