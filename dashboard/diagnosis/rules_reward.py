@@ -144,14 +144,17 @@ def zero_variance_groups(d: RunData):
     ev = [evidence("groups/zero_std_frac", v, ZERO_VAR_WARN, f"median over steps {steps[i0]}-{steps[i1]}",
                    f"{fmt(100 * v)}% of groups scored all the same (advantage 0, no signal) over "
                    f"steps {steps[i0]}-{steps[i1]}")]
-    split = ""
+    parts = {}
     for name, label in (("groups/all_fail_frac", "all-fail"), ("groups/all_pass_frac", "all-pass")):
         x = d.col(name)
-        if x is not None:
-            m = float(np.nanmedian(x[i0:i1 + 1])) if np.isfinite(x[i0:i1 + 1]).any() else float("nan")
+        if x is not None and np.isfinite(x[i0:i1 + 1]).any():
+            parts[label] = m = float(np.nanmedian(x[i0:i1 + 1]))
             ev.append(evidence(name, m, None, "median over the same steps", f"{label} groups: {fmt(m)}"))
-            split = split or (label if m >= v / 2 else "")
-    title = "Zero-variance groups dominate" + (f" (mostly {split})" if split else "")
+    # "mostly X" only when X is at least two thirds of the zero-variance groups; otherwise say both.
+    top = max(parts, key=parts.get) if parts else None
+    split = (f" (mostly {top})" if top and parts[top] >= 2 * v / 3 else
+             " (both all-pass and all-fail)" if len(parts) == 2 else "")
+    title = "Zero-variance groups dominate" + split
     examples = zero_variance_examples(d, int(steps[i1]))
     return [finding("zero_variance_groups", severity, title, (int(steps[i0]), int(steps[i1])), ev,
                     (C.ZERO_VARIANCE, C.DIFFICULTY, C.TEMPERATURE, C.VERIFIER),
