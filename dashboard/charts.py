@@ -161,7 +161,7 @@ def evidence_figure(frame: pd.DataFrame, metric: str, threshold: float | None = 
         xs, xdraw, _ = x_values(frame, "step")
         y = frame[metric].to_numpy(dtype=np.float64)
         idx = union_indices(xs, [y], n_out)
-        fig.add_trace(go.Scatter(x=xdraw[idx], y=y[idx], mode="lines", name=metric, line=dict(width=1.5),
+        fig.add_trace(go.Scatter(x=xdraw[idx], y=y[idx], mode="lines", name=metric, line={"width": 1.5},
                                  hovertemplate="step %{x}<br>" + metric + " %{y:.6g}<extra></extra>"))
     else:
         fig.add_annotation(text=f"{metric} is not logged by this run", showarrow=False,
@@ -172,7 +172,7 @@ def evidence_figure(frame: pd.DataFrame, metric: str, threshold: float | None = 
     if step_range is not None:
         fig.add_vrect(x0=step_range[0], x1=step_range[1], fillcolor=SEVERITY_COLORS.get(severity), line_width=0,
                       layer="below")
-    fig.update_layout(height=220, margin=dict(l=10, r=10, t=10, b=30), showlegend=False,
+    fig.update_layout(height=220, margin={"l": 10, "r": 10, "t": 10, "b": 30}, showlegend=False,
                       xaxis_title="step", hovermode="x")
     return fig
 
@@ -182,7 +182,7 @@ def _grid(panels: tuple[Panel, ...]) -> go.Figure:
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.25 / max(len(panels), 1),
                         subplot_titles=[p.title for p in panels], specs=specs)
     fig.update_layout(height=ROW_HEIGHT * len(panels), hovermode="x unified",
-                      margin=dict(l=10, r=10, t=40, b=40), legend=dict(groupclick="toggleitem"))
+                      margin={"l": 10, "r": 10, "t": 40, "b": 40}, legend={"groupclick": "toggleitem"})
     for row, p in enumerate(panels, start=1):
         if p.unit_range:
             fig.update_yaxes(rangemode="tozero", row=row, col=1, secondary_y=False)
@@ -193,7 +193,7 @@ def _note(fig: go.Figure, row: int, text: str) -> None:
     fig.add_trace(go.Scatter(x=[], y=[], showlegend=False), row=row, col=1)
     axis = "" if row == 1 else str(row)
     fig.add_annotation(text=text, showarrow=False, xref=f"x{axis} domain", yref=f"y{_yaxis_number(fig, row)} domain",
-                       x=0.5, y=0.5, font=dict(color="gray"))
+                       x=0.5, y=0.5, font={"color": "gray"})
 
 
 def _yaxis_number(fig: go.Figure, row: int) -> str:
@@ -210,13 +210,13 @@ def _add_series(fig, row, s: Series, y: np.ndarray, xdraw, idx, color, smoothing
     raw_opacity = 0.35 if smoothing > 0 else 1.0
     hover = f"{name} %{{y:.6g}}<extra></extra>"
     fig.add_trace(go.Scatter(x=xdraw[idx], y=yi, mode=mode, name=name, legendgroup=legendgroup, opacity=raw_opacity,
-                             line=dict(color=color, dash=s.dash, width=1.4), marker=dict(size=5),
+                             line={"color": color, "dash": s.dash, "width": 1.4}, marker={"size": 5},
                              connectgaps=s.sparse, hovertemplate=hover),
                   row=row, col=1, secondary_y=s.secondary if s.secondary else None)
     if smoothing > 0 and not s.sparse:
         sm = ema(y, smoothing)[idx]
         fig.add_trace(go.Scatter(x=xdraw[idx], y=sm, mode="lines", name=f"{name} (EMA {smoothing:g})",
-                                 legendgroup=legendgroup, line=dict(color=color, dash=s.dash, width=2.2),
+                                 legendgroup=legendgroup, line={"color": color, "dash": s.dash, "width": 2.2},
                                  hovertemplate=f"{name} EMA %{{y:.6g}}<extra></extra>"),
                       row=row, col=1, secondary_y=s.secondary if s.secondary else None)
     _mark_infinite(fig, row, s, y, xdraw, name, legendgroup)
@@ -229,7 +229,7 @@ def _mark_infinite(fig, row, s: Series, y: np.ndarray, xdraw, name, legendgroup)
     finite = y[np.isfinite(y)]
     level = float(finite.max()) if len(finite) else 0.0
     fig.add_trace(go.Scatter(x=np.asarray(xdraw)[bad], y=np.full(len(bad), level), mode="markers",
-                             name=f"{name}: inf", legendgroup=legendgroup, marker=dict(symbol="x", color="crimson", size=8),
+                             name=f"{name}: inf", legendgroup=legendgroup, marker={"symbol": "x", "color": "crimson", "size": 8},
                              text=[str(v) for v in y[bad]], hovertemplate=f"{name} %{{text}}<extra></extra>"),
                   row=row, col=1, secondary_y=s.secondary if s.secondary else None)
 
@@ -240,9 +240,9 @@ def _add_band(fig, row, frame, band, xdraw, idx) -> None:
     ok = np.isfinite(mean) & np.isfinite(std)
     xb = np.asarray(xdraw)[idx][ok]
     upper, lower = (mean + std)[ok], (mean - std)[ok]
-    fig.add_trace(go.Scatter(x=xb, y=upper, mode="lines", line=dict(width=0), showlegend=False,
+    fig.add_trace(go.Scatter(x=xb, y=upper, mode="lines", line={"width": 0}, showlegend=False,
                              hoverinfo="skip"), row=row, col=1)
-    fig.add_trace(go.Scatter(x=xb, y=lower, mode="lines", line=dict(width=0), fill="tonexty",
+    fig.add_trace(go.Scatter(x=xb, y=lower, mode="lines", line={"width": 0}, fill="tonexty",
                              fillcolor="rgba(31,119,180,0.18)", name="mean ± std", customdata=std[ok],
                              hovertemplate="reward std %{customdata:.6g}<extra></extra>"), row=row, col=1)
 

@@ -345,3 +345,22 @@ def test_sample_runs_pages(monkeypatch):
     if "broken_verifier" in runs:
         at = open_page("samples", [f"sample_runs/{runs['broken_verifier']['path']}"], filter="zero_reward")
         assert at.code and any("reward 0 " in t.value for t in at.text)
+
+
+def test_samples_page_minimal_and_null_columns(tmp_path, monkeypatch):
+    """Only the required sample columns, and texts / pass flags that are null: shown, not a crash."""
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    w = RunWriter(tmp_path / "minimal", handle_signals=False)
+    w.log_step(0, {"reward/mean": 0.5})
+    w.log_samples([{"step": 0, "group": 0, "sample": i, "reward": float(i)} for i in range(2)])
+    w.log_step(1, {"reward/mean": 0.5})
+    w.log_samples([{"step": 1, "group": 0, "sample": 0, "reward": 1.0, "passed": True, "completion": "ok"},
+                   {"step": 1, "group": 0, "sample": 1, "reward": 0.0, "passed": None, "completion": None}])
+    w.close()
+    key = f"{tmp_path.name}/minimal"
+    for step in ("0", "1"):
+        at = open_page("samples", [key], step=step)
+        codes = [c.value for c in at.code]
+        assert "(no text logged)" in codes
+        lines = [t.value for t in at.text if t.value.startswith("sample ")]
+        assert len(lines) == 2 and " · ? · " in " ".join(lines)  # an unknown pass flag shows as '?'

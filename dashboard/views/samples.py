@@ -1,6 +1,7 @@
 """Samples: one step's prompt groups with reward, pass, advantage, length, truncation. Model text is
 untrusted and is shown only with st.code / st.dataframe, never as Markdown or HTML."""
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import data, samples_view, ui
@@ -45,14 +46,19 @@ if not len(rows):
 st.dataframe(summary, hide_index=True)
 
 
+def _missing(value) -> bool:
+    """None, NaN or pd.NA: the ways a null shows up in a row of a frame read from Parquet."""
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
+
+
 def show_response(r) -> None:
     passed = r.get("passed")
-    passed = "?" if passed is None or passed != passed else ("pass" if passed else "fail")
+    passed = "?" if _missing(passed) else ("pass" if passed else "fail")
     trunc = " · truncated" if r.get("truncated") in (True, 1) else ""
     st.text(f"sample {r['sample']} · reward {r['reward']:.4g} · {passed} · advantage {r.get('advantage', float('nan')):.4g}"
             f" · {r.get('num_tokens', '?')} tokens{trunc}")
     text = r.get("completion")
-    st.code("(no text logged)" if text is None or text != text else str(text), language="text", wrap_lines=True)
+    st.code("(no text logged)" if _missing(text) else str(text), language="text", wrap_lines=True)
 
 
 for n, ((s, g), group) in enumerate(rows.groupby(["step", "group"], sort=False)):
@@ -64,7 +70,7 @@ for n, ((s, g), group) in enumerate(rows.groupby(["step", "group"], sort=False))
         st.text(f"step {s} · group {g} · prompt id {first.get('prompt_id')} · reward std "
                 f"{first['group_reward_std']:.4g} · pass fraction {first['group_pass_frac']:.2f}")
         prompt = first.get("prompt")
-        if prompt is not None and prompt == prompt:
+        if not _missing(prompt):
             st.code(str(prompt), language="text", wrap_lines=True)
         for _, r in group.iterrows():
             show_response(r.to_dict())
