@@ -364,3 +364,54 @@ def test_samples_page_minimal_and_null_columns(tmp_path, monkeypatch):
         assert "(no text logged)" in codes
         lines = [t.value for t in at.text if t.value.startswith("sample ")]
         assert len(lines) == 2 and " · ? · " in " ".join(lines)  # an unknown pass flag shows as '?'
+
+
+def chart_spec(at: AppTest, i: int = 0) -> dict:
+    """AppTest sees a Plotly chart only as the JSON spec sent to the browser."""
+    return json.loads(at.get("plotly_chart")[i].proto.spec)
+
+
+def rects(spec: dict) -> list[dict]:
+    return [sh for sh in spec["layout"].get("shapes", []) if sh["type"] == "rect"]
+
+
+def test_checklist_smoothing_keeps_raw_series_and_findings_are_shaded():
+    at = open_page("checklist", ["root/broken_verifier"])
+    spec = chart_spec(at)
+    names = [t.get("name") for t in spec["data"]]
+    assert "reward mean" in names and not any("EMA" in str(n) for n in names)
+    assert rects(spec), "findings with a step range are shaded"
+    assert any(sh["type"] == "line" and sh["y0"] == 1 for sh in spec["layout"]["shapes"])  # ratio reference at 1
+    at.slider[0].set_value(0.5).run()
+    names = [t.get("name") for t in chart_spec(at)["data"]]
+    assert "reward mean" in names and "reward mean (EMA 0.5)" in names
+    at.toggle[0].set_value(False).run()
+    assert not rects(chart_spec(at))
+
+
+def test_checklist_wall_time_axis():
+    at = open_page("checklist", ["root/healthy"])
+    at.radio[0].set_value("wall_time").run()
+    assert not at.exception
+    xs = next(t["x"] for t in chart_spec(at)["data"] if t.get("name") == "reward mean")
+    assert len(xs) == 40 and str(xs[0]).startswith("20")  # ISO dates, one per step
+
+
+def test_runs_page_status_and_source_filters():
+    at = open_page(None)
+    at.multiselect[0].set_value(["failed"]).run()
+    assert list(at.dataframe[0].value["name"]) == ["crashed"]
+    at.multiselect[0].set_value([]).run()
+    at.multiselect[1].set_value(["grpo_core"]).run()
+    assert len(at.dataframe[0].value) == len(RUN_NAMES)
+
+
+def test_compare_page_config_diff(tmp_path, monkeypatch):
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    for name, kl in (("a", 0.0), ("b", 0.04)):
+        w = RunWriter(tmp_path / name, config={"algo.kl_coef": kl, "algo.group_size": 8}, handle_signals=False)
+        w.log_step(0, {"reward/mean": 0.1})
+        w.close()
+    at = open_page("compare", [f"{tmp_path.name}/a", f"{tmp_path.name}/b"])
+    diff = at.dataframe[0].value
+    assert len(diff) == 1 and "algo.kl_coef" in diff.to_string()
