@@ -6,11 +6,13 @@ st.cache_resource are shared between AppTest instances, so they are cleared arou
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from pathlib import Path
 from urllib.parse import parse_qsl
 
+import numpy as np
 import pytest
 
 # pytest puts this folder on sys.path (tests/ is not a package), so the fixture module imports directly.
@@ -371,6 +373,13 @@ def chart_spec(at: AppTest, i: int = 0) -> dict:
     return json.loads(at.get("plotly_chart")[i].proto.spec)
 
 
+def trace_values(arr) -> list:
+    """A trace's x or y: a plain list, or plotly's typed-array form {'dtype': 'f8', 'bdata': base64}."""
+    if isinstance(arr, dict):
+        return np.frombuffer(base64.b64decode(arr["bdata"]), dtype=np.dtype(arr["dtype"])).tolist()
+    return list(arr)
+
+
 def rects(spec: dict) -> list[dict]:
     return [sh for sh in spec["layout"].get("shapes", []) if sh["type"] == "rect"]
 
@@ -415,3 +424,25 @@ def test_compare_page_config_diff(tmp_path, monkeypatch):
     at = open_page("compare", [f"{tmp_path.name}/a", f"{tmp_path.name}/b"])
     diff = at.dataframe[0].value
     assert len(diff) == 1 and "algo.kl_coef" in diff.to_string()
+
+
+def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
+    """A foreign run (TensorBoard event file with TRL tag names) opens on every page through its reader."""
+    tb = pytest.importorskip("torch.utils.tensorboard")
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    w = tb.SummaryWriter(str(tmp_path / "tb_run"))
+    for i in range(20):
+        w.add_scalar("train/reward", 0.05 * i, i)
+    w.close()
+    table = open_page(None).dataframe[0].value
+    row = table[table["name"] == "tb_run"].iloc[0]
+    assert (row["source"], row["last_step"]) == ("tensorboard", 19)
+    key = f"{tmp_path.name}/tb_run"
+    for page in ("checklist", "diagnosis", "samples", "config", "live", "compare"):
+        at = open_page(page, [key, key] if page == "compare" else [key])
+        if page == "checklist":
+            ys = next(t["y"] for t in chart_spec(at)["data"] if t.get("name") == "reward mean")
+            assert trace_values(ys) == pytest.approx([0.05 * i for i in range(20)])
+        if page == "config":
+            answers = at.dataframe[0].value["answer"]
+            assert all("unknown" in str(a).lower() for a in answers)
