@@ -66,6 +66,10 @@ def make_parser() -> OneLineParser:
     p.add_argument("--task", metavar="NAME", action=Override, key="task.name", help="shortcut for --set task.name=NAME")
     p.add_argument("--out", metavar="RUN_DIR", action=Override, key="out", help=docs["out"])
     p.add_argument("--print-config", action="store_true", help="print the resolved configuration and exit")
+    p.add_argument("--scenario", metavar="NAME",
+                   help="a named failure scenario (grpo_core/scenarios.py): its preset and overrides, applied "
+                        "before --config and --set; see --list-scenarios")
+    p.add_argument("--list-scenarios", action="store_true", help="list the scenarios and exit")
     groups: dict[str, argparse._ArgumentGroup] = {}
     for key, (default, kind, doc) in leaf_fields(Config()).items():
         if key in SHORTCUTS:
@@ -80,7 +84,16 @@ def make_parser() -> OneLineParser:
 def resolve(argv: list[str] | None = None) -> tuple[Config, argparse.Namespace]:
     """argv -> validated Config; ConfigError (one line) on any problem."""
     args = make_parser().parse_args(argv)
-    cfg = build_config(args.preset, args.config, args.overrides)
+    preset, overrides = args.preset, list(args.overrides)
+    if args.scenario:
+        from grpo_core.scenarios import SCENARIOS, overrides_for
+
+        if args.scenario not in SCENARIOS:
+            raise ConfigError(f"--scenario: {SCENARIOS.unknown(args.scenario)}")
+        scenario_preset, scenario_sets = overrides_for(args.scenario)
+        preset = preset or scenario_preset
+        overrides = scenario_sets + [("name", args.scenario)] + overrides
+    cfg = build_config(preset, args.config, overrides)
     validate(cfg)
     return cfg, args
 
@@ -104,6 +117,13 @@ def main(argv: list[str] | None = None) -> int:
     from grpo_core.train import train
 
     try:
+        if argv is None:
+            argv = sys.argv[1:]
+        if "--list-scenarios" in argv:
+            from grpo_core.scenarios import describe
+
+            print(f"scenarios (grpo-train --scenario NAME):\n{describe()}")
+            return 0
         cfg, args = resolve(argv)
         if args.print_config:
             print("\n".join(f"{k} = {v!r}" for k, v in to_dict(cfg).items()))

@@ -171,6 +171,19 @@ class LogConfig:
 
 
 @dataclass
+class FaultConfig:
+    """Deliberate bugs, every one off by default: they exist so the scenarios (grpo_core/scenarios.py)
+    can reproduce the notes' failures by their real mechanism. Never switch one on to train for real."""
+
+    sign_flip: bool = False
+    """FAULT for teaching/testing: the advantage enters the loss with its sign inverted (reward is pushed down)"""
+    detach_policy_term: bool = False
+    """FAULT for teaching/testing: the ratio is detached, so the policy term carries no gradient (a stray .detach())"""
+    reward_verifier: str = ""
+    """FAULT for teaching/testing: score training rollouts with this verifier (eval and warm start keep the task's); "" = off"""
+
+
+@dataclass
 class Config:
     preset: str = "grpo"
     """named override set (grpo, dr_grpo, dapo, gspo) applied before the file and --set; recorded in run.json"""
@@ -191,6 +204,7 @@ class Config:
     algo: AlgoConfig = field(default_factory=AlgoConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     log: LogConfig = field(default_factory=LogConfig)
+    faults: FaultConfig = field(default_factory=FaultConfig)
 
 
 # name -> (source, overrides). Every preset names all the knobs it is about, so applying one after
@@ -383,3 +397,8 @@ def validate(cfg: Config) -> None:
     need(0 <= w.target_pass_rate <= 1, "warm_start.target_pass_rate must be in [0, 1]")
     need(w.check_every >= 1 and w.batch_size >= 1 and w.check_samples >= 1,
          "warm_start.check_every, batch_size and check_samples must be >= 1")
+    rv = cfg.faults.reward_verifier
+    if rv and ":" not in rv:
+        from grpo_core.verifiers import VERIFIERS
+
+        need(rv in VERIFIERS, f"faults.reward_verifier: {VERIFIERS.unknown(rv)}")

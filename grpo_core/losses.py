@@ -90,14 +90,16 @@ def clipped_surrogate(log_ratio: torch.Tensor, adv: torch.Tensor, eps_low: float
 
 
 def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, adv: torch.Tensor,
-              mask: torch.Tensor, algo, norm: float, kl_in_loss: bool) -> tuple[torch.Tensor, dict]:
+              mask: torch.Tensor, algo, norm: float, kl_in_loss: bool,
+              detach_policy: bool = False) -> tuple[torch.Tensor, dict]:
     """The objective of one minibatch. Returns (loss to backpropagate, {canonical name: 0-d tensor}).
 
     algo: the AlgoConfig (ratio, policy_loss, loss_agg, kl_estimator, kl_coef, clip eps). ref_logp may be
-    None (no reference kept); the KL term joins the loss only when kl_in_loss.
+    None (no reference kept); the KL term joins the loss only when kl_in_loss. detach_policy is a FAULT for
+    teaching/testing (config faults.detach_policy_term): the ratio is cut from the graph, only the KL trains.
     """
     mask = mask.to(logp.dtype)
-    log_ratio = RATIOS[algo.ratio](logp, old_logp, mask)
+    log_ratio = RATIOS[algo.ratio](logp.detach() if detach_policy else logp, old_logp, mask)
     token_loss, low, high = POLICY_LOSSES[algo.policy_loss](log_ratio, adv, algo.clip_eps_low, algo.clip_eps_high)
     aggregate: Callable = AGGREGATIONS[algo.loss_agg]
     policy_loss = aggregate(token_loss, mask, norm)
@@ -122,4 +124,6 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor
             total = total + kl_loss
             stats["loss/kl"] = kl_loss.detach()
     stats["loss/total"] = total.detach()
+    if not total.requires_grad:  # detached policy term and no KL in the loss: a zero gradient, not a crash
+        total = total + 0.0 * logp.sum()
     return total, stats

@@ -12,6 +12,7 @@ minibatch (every preset) each step has its own rollout. Every algorithm choice i
 
 from __future__ import annotations
 
+import copy
 import random
 import signal
 import threading
@@ -39,6 +40,7 @@ from grpo_core.policy import (
 from grpo_core.registry import Registry
 from grpo_core.rollout import Rollout, collect, evaluate
 from grpo_core.tasks import Task, TaskError, build_task
+from grpo_core.verifiers import resolve as resolve_verifier
 from grpo_core.warmstart import warm_start
 
 # kl_mode -> (KL term in the loss, KL folded into the reward)
@@ -59,6 +61,7 @@ class Trainer:
     rng: random.Random  # prompt order
     gen: torch.Generator  # sampling
     info: dict  # facts for run.json
+    eval_task: Task | None = None  # the task eval scores with, when a fault gives training another reward
 
     def amp(self):
         return autocast(self.device, self.cfg.model.autocast_bf16)
@@ -115,8 +118,14 @@ def setup(cfg: Config) -> Trainer:
     info = {"policy": policy.description, "device": str(device), "preset_source": PRESETS[cfg.preset][0],
             "task_eval_size": len(task.eval_set), "verifier": task.verifier_name, "warm_start": facts,
             "torch": torch.__version__}
-    return Trainer(cfg, device, net, policy.tokenizer, engine, frozen_copy(net) if keep_ref else None, task, opt,
-                   random.Random(cfg.seed), torch.Generator(device=device).manual_seed(cfg.seed), info)
+    train_task = task
+    if cfg.faults.reward_verifier:  # FAULT hook: rollouts scored by another verifier, eval by the task's own
+        train_task = copy.copy(task)
+        train_task.verifier_name = cfg.faults.reward_verifier
+        train_task.verify = resolve_verifier(cfg.faults.reward_verifier)
+        info["reward_verifier"] = cfg.faults.reward_verifier
+    return Trainer(cfg, device, net, policy.tokenizer, engine, frozen_copy(net) if keep_ref else None, train_task,
+                   opt, random.Random(cfg.seed), torch.Generator(device=device).manual_seed(cfg.seed), info, task)
 
 
 def _check_prompts_fit(policy, task: Task, cfg: Config) -> None:
@@ -164,7 +173,7 @@ def minibatch_plan(groups: int, group_size: int, epochs: int, minibatches: int,
     plan = []
     for _ in range(epochs):
         order = torch.randperm(groups, generator=gen)
-        for chunk in torch.tensor_split(order, min(minibatches, groups)):
+        for chunk in torch.tensor_split(order, max(1, min(minibatches, groups))):  # 0 groups: no step
             plan.append((chunk[:, None] * group_size + torch.arange(group_size)).reshape(-1))
     return [p for p in plan if len(p)]
 
@@ -187,7 +196,9 @@ def optimizer_step(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, step:
                                        with_entropy=True)
     ref = b.ref_logp[rows] if b.ref_logp is not None else None
     norm = float(a.loss_agg_norm or cfg.rollout.max_new_tokens)
-    loss, stats = grpo_loss(logp, old, ref, b.adv[rows], cm, a, norm, kl_in_loss=KL_PLACEMENT[a.kl_mode][0])
+    adv = -b.adv[rows] if cfg.faults.sign_flip else b.adv[rows]  # FAULT hook (off by default)
+    loss, stats = grpo_loss(logp, old, ref, adv, cm, a, norm, kl_in_loss=KL_PLACEMENT[a.kl_mode][0],
+                            detach_policy=cfg.faults.detach_policy_term)
     stats.update(M.entropy_metric(entropy.detach(), cm))
     if first:  # before any optimizer step on this rollout: the on-policy check of notes section 9 q.3
         stats.update(M.first_step_metrics(logp.detach(), old, cm))
@@ -225,7 +236,7 @@ def run_rollout(tr: Trainer, step: int, log, stop: StopOnSignal) -> int:
         row = dict(ro_stats) if k == 0 else {}
         if cfg.eval_every and step % cfg.eval_every == 0:
             t_eval = time.perf_counter()
-            row.update(evaluate(tr.net, tr.tokenizer, tr.task, cfg.rollout, tr.device))
+            row.update(evaluate(tr.net, tr.tokenizer, tr.eval_task or tr.task, cfg.rollout, tr.device))
             t0 += time.perf_counter() - t_eval  # eval time is not step time
         if rows is not None:
             row.update(optimizer_step(tr, batch, rows, first=k == 0, step=step))
@@ -304,7 +315,7 @@ def train(cfg: Config) -> TrainResult:
             while step < cfg.steps and stop.signal is None:
                 step = run_rollout(tr, step, log, stop)
             if cfg.eval_every:
-                final = evaluate(tr.net, tr.tokenizer, tr.task, cfg.rollout, tr.device)
+                final = evaluate(tr.net, tr.tokenizer, tr.eval_task or tr.task, cfg.rollout, tr.device)
             tr.info["summary"] = summarize(pass_rates)
             writer.update_meta(final_eval=final, steps_done=step, summary=tr.info["summary"])
         finally:

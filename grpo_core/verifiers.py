@@ -69,6 +69,23 @@ def last_number_match(completion: str, answer: str) -> bool:
     return _same_number(last_number(completion), last_number(answer))
 
 
+@VERIFIERS.register("broken_padded_exact")
+def broken_padded_exact(completion: str, answer: str) -> bool:
+    """FAULT for teaching/testing: compares the raw completion with " " + answer, as if the reference had
+    kept the space after "=" of its source line. Every correct answer fails; a wrong answer still fails
+    (nothing is accepted unless the model writes a leading space, which the warm start never taught)."""
+    return completion == f" {answer.strip()}"
+
+
+@VERIFIERS.register("length_bonus")
+def length_bonus(completion: str, answer: str) -> Score:
+    """FAULT for teaching/testing: an exploitable reward. Passed when the completion STARTS with the answer;
+    reward 1 plus 0.25 per extra character (up to 4), so trailing text pays while `exact` rejects it."""
+    text, ans = completion.strip(), answer.strip()
+    passed = text.startswith(ans)
+    return Score((1.0 + 0.25 * min(4, len(text) - len(ans))) if passed else 0.0, passed)
+
+
 def as_score(value) -> Score:
     if isinstance(value, Score):
         return value

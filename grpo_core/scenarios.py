@@ -1,0 +1,119 @@
+"""Named failure scenarios: each is the real trainer under a documented configuration (plus, for a bug,
+a switch of config.FaultConfig), so the log shows the failure the notes describe by its own mechanism.
+
+A scenario = config overrides + what it teaches + the symptom + the diagnosis rule ids that must fire
+(expected) or may fire (allowed). Rule ids are those of docs/TEAM-CONTRACT.md. The overrides are applied
+after the preset and before the user's own `--set`, so a scenario can still be tweaked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from grpo_core.registry import Registry
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str  # the mechanism, one or two sentences
+    symptom: str  # what the log shows
+    overrides: dict[str, Any] = field(default_factory=dict)
+    preset: str = "grpo"
+    expected_rules: tuple[str, ...] = ()
+    allowed_rules: tuple[str, ...] = ()
+    steps: int = 200
+
+
+SCENARIOS: Registry = Registry("scenario")
+
+
+def scenario(**kw) -> Scenario:
+    s = Scenario(**kw)
+    SCENARIOS.register(s.name)(s)
+    return s
+
+
+scenario(name="healthy", description="the default grpo preset on 1-digit addition after a warm start to 40% pass",
+         symptom="none: pass rate and reward rise, entropy declines slowly, first-step ratio 1, clip fraction small")
+scenario(name="broken_verifier",
+         description=("training reward from a verifier that compares against ' ' + answer (FAULT "
+                      "broken_padded_exact): every correct answer is rejected, no wrong one accepted"),
+         symptom="reward flat at 0 although sampled answers are right (samples/), every group all-fail",
+         overrides={"faults.reward_verifier": "broken_padded_exact"},
+         expected_rules=("reward_flat", "verifier_suspect"),
+         allowed_rules=("reward_constant", "zero_variance_groups", "sparse_reward", "no_learning"))
+scenario(name="too_hard", description="3-digit addition; the warm start gives up after 150 supervised steps",
+         symptom="all-fail groups dominate, groups/zero_std_frac high, reward flat near 0",
+         overrides={"task.digits": 3, "warm_start.max_steps": 150},
+         expected_rules=("zero_variance_groups",),
+         allowed_rules=("reward_flat", "sparse_reward", "no_learning", "reward_constant", "length_drift"))
+scenario(name="too_easy", description="warm start continued until 95% of samples pass before GRPO starts",
+         symptom="all-pass groups dominate, groups/zero_std_frac high, little learning signal",
+         overrides={"warm_start.target_pass_rate": 0.95},
+         expected_rules=("zero_variance_groups",),
+         allowed_rules=("sparse_reward", "reward_flat", "no_learning", "low_diversity"))
+scenario(name="low_temperature", description="sampling temperature 0.1 (the loss uses the same tempered policy)",
+         symptom="little in-group diversity: zero-variance fraction high, entropy low",
+         overrides={"rollout.temperature": 0.1},
+         expected_rules=("low_diversity",),
+         allowed_rules=("zero_variance_groups", "reward_flat", "sparse_reward", "no_learning", "entropy_collapse",
+                        "kl_clip_explode"))
+scenario(name="lr_too_high", description="AdamW learning rate 0.05, 100x the default",
+         symptom="policy/kl_ref and policy/clipfrac jump, then reward degrades",
+         overrides={"optim.lr": 0.05},
+         expected_rules=("kl_clip_explode",),
+         allowed_rules=("entropy_collapse", "no_learning", "reward_flat", "zero_variance_groups", "sparse_reward",
+                        "low_diversity", "length_drift", "eval_diverges", "first_step_ratio"))
+scenario(name="stale_rollouts", description="4 epochs x 4 minibatches per rollout: 16 optimizer steps per sample",
+         symptom="clip fraction, ratio spread and approx_kl_old grow with each reuse of a rollout",
+         overrides={"algo.epochs": 4, "algo.minibatches": 4}, steps=320,
+         expected_rules=("config_many_reuses",),
+         allowed_rules=("kl_clip_explode", "entropy_collapse"))
+scenario(name="logprob_mismatch",
+         description="old log-probs from a bf16 rollout engine while training in fp32 (old_logprob_source=rollout)",
+         symptom="first-step ratio deviation and rollout/train log-prob gap far above healthy; clipping on step one",
+         overrides={"rollout.dtype": "bf16", "algo.old_logprob_source": "rollout"},
+         expected_rules=("first_step_ratio",), allowed_rules=())
+scenario(name="sign_flip", description="FAULT sign_flip: the advantage enters the loss negated",
+         symptom="loss looks ordinary, reward and pass rate fall",
+         overrides={"faults.sign_flip": True},
+         expected_rules=("no_learning",),
+         allowed_rules=("reward_flat", "zero_variance_groups", "sparse_reward", "eval_diverges", "kl_clip_explode",
+                        "entropy_collapse", "length_drift", "low_diversity"))
+scenario(name="detached_advantage",
+         description="FAULT detach_policy_term: the ratio is detached, only the (zero at start) KL term has a gradient",
+         symptom="loss finite and ordinary, grad norm about 0, policy unchanged, nothing learned",
+         overrides={"faults.detach_policy_term": True},
+         expected_rules=("no_learning",), allowed_rules=("reward_flat",))
+scenario(name="entropy_collapse",
+         description="dapo preset (no KL) with clip-higher 0.8 and learning rate 5e-3",
+         symptom="entropy falls by more than half within a short window",
+         preset="dapo", overrides={"algo.clip_eps_high": 0.8, "optim.lr": 5e-3},
+         expected_rules=("entropy_collapse",),
+         allowed_rules=("low_diversity", "zero_variance_groups", "kl_clip_explode", "sparse_reward", "reward_flat",
+                        "no_learning", "length_drift"))
+scenario(name="length_hacking",
+         description=("training reward from FAULT verifier length_bonus (prefix match + 0.25 per extra character); "
+                      "eval scored by the task's exact verifier; no KL"),
+         symptom="train reward rises while eval/pass_rate falls, completion length and truncation grow",
+         overrides={"faults.reward_verifier": "length_bonus", "algo.kl_mode": "none", "optim.lr": 2e-3},
+         expected_rules=("eval_diverges",),
+         allowed_rules=("length_drift", "kl_clip_explode", "entropy_collapse", "low_diversity", "sparse_reward",
+                        "zero_variance_groups"))
+scenario(name="small_group", description="group size G = 2 (with 64 prompts per step, the same batch size)",
+         symptom="noisy advantages: every advantage is +-0.71 or 0, one response decides each group",
+         overrides={"rollout.group_size": 2, "rollout.prompts_per_step": 64},
+         expected_rules=("small_group",),
+         allowed_rules=("zero_variance_groups", "config_small_group_adv", "sparse_reward"))
+
+
+def overrides_for(name: str) -> tuple[str, list[tuple[str, Any]]]:
+    """(preset, [(dotted key, value)]) of a scenario, steps included; KeyError names the choices."""
+    s = SCENARIOS[name]
+    return s.preset, [("steps", s.steps), *s.overrides.items()]
+
+
+def describe() -> str:
+    return "\n".join(f"  {n:18s} {SCENARIOS[n].description}" for n in SCENARIOS)
