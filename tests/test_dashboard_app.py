@@ -446,3 +446,14 @@ def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
         if page == "config":
             answers = at.dataframe[0].value["answer"]
             assert all("unknown" in str(a).lower() for a in answers)
+
+
+def test_picking_runs_puts_them_in_the_url_and_links():
+    at = open_page(None)
+    picker = next(m for m in at.multiselect if m.label == "Open runs")
+    picker.set_value(["root/healthy", "root/crashed"]).run()
+    assert not at.exception
+    assert at.query_params["run"] == ["root/healthy", "root/crashed"]
+    queries = {pl.proto.page: pl.proto.query_string for pl in at.get("page_link")}
+    assert set(queries) == {"checklist", "diagnosis", "samples", "config", "compare", "live"}
+    assert all(q == "run=root%2Fhealthy&run=root%2Fcrashed" for q in queries.values())
