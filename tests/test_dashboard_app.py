@@ -227,6 +227,7 @@ def test_live_page_picks_up_new_steps_on_rerun(tmp_path, monkeypatch):
         at.run()
         assert not at.exception
         assert at.metric[1].value == "5" and at.metric[3].value == "0.1"
+        assert at.metric[1].proto.delta == "3"  # rows new since this session's last look
     finally:
         w.close()
 

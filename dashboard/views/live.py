@@ -27,7 +27,11 @@ def live_view() -> None:
     last = int(frame["step"].iloc[-1]) if len(frame) else None
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("status", f"{STATUS_ICONS.get(run.status, '')} {run.status}")
-    m2.metric("last step", "none" if last is None else str(last), delta=snap.new_rows or None)
+    # The open run is shared by every session, so count new rows against what this session last showed.
+    seen_key = f"live_rows_{key}"
+    new_rows = len(frame) - st.session_state.get(seen_key, len(frame))
+    st.session_state[seen_key] = len(frame)
+    m2.metric("last step", "none" if last is None else str(last), delta=new_rows or None)
     m3.metric("last update", ago(run.meta.heartbeat))
     reward = frame["reward/mean"].iloc[-1] if "reward/mean" in frame and len(frame) else None
     m4.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}")
