@@ -1,0 +1,187 @@
+"""TRL GRPOTrainer output folders as a Run: `trainer_state.json` log history plus completions as samples.
+
+What TRL 1.16 writes and how it differs from our names (the key map itself is `keymap.TRL`):
+- `log_history` is in the output folder's newest `checkpoint-*/trainer_state.json` (or the folder's own
+  `trainer_state.json` after `save_state`); we read the newest. Eval entries share the training step and
+  carry `eval_` keys; `eval_reward` is our `eval/reward_mean`, other `eval_*` keys stay as extra columns.
+- `reward_std` is the std over the whole batch (our `reward/std`), not a within-group std.
+- `frac_reward_zero_std` counts zero-variance groups only with `scale_rewards` "group" or "none"; with
+  "batch" it is 0 or 1 for the whole batch.
+- With `num_iterations` > 1 rollout metrics appear only on generation steps: those columns stay null in
+  between, never filled.
+- The closing summary entry (`train_runtime`, `train_loss`, ...) is not a step and is skipped.
+- `completions/completions_{step}.parquet` (with `log_completions`): one row per response with the
+  prompt, the completion, one column per reward function and the advantage. Groups are rebuilt from the
+  prompt. At eval steps the file holds the eval completions, not the training ones, so those are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from collectors.keymap import TRL, chunk, fill_from, map_row, merge_by_step
+from collectors.meta import RunMeta
+from collectors.run import Problem, Run
+from collectors.schema import SAMPLES
+from collectors.sources import register_source
+
+STATE = "trainer_state.json"
+_CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
+_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_loss")
+# trainer-level keys with a canonical twin that only the TRL output has
+_EXTRA_MAP = {"step_time": "perf/step_s"}
+
+
+def state_files(folder: Path) -> list[Path]:
+    """Candidate trainer_state.json files, newest last (by checkpoint number, the folder's own last)."""
+    if folder.is_file():
+        return [folder]
+    ckpts = [(int(m[1]), p / STATE) for p in folder.glob("checkpoint-*")
+             if (m := _CKPT_RE.match(p.name)) and (p / STATE).is_file()]
+    out = [p for _, p in sorted(ckpts)]
+    if (folder / STATE).is_file():
+        out.append(folder / STATE)
+    return out
+
+
+def detect(target: str) -> bool:
+    p = Path(target)
+    if p.is_file():
+        return p.name == STATE
+    return p.is_dir() and bool(state_files(p))
+
+
+def newest_state(folder: Path) -> Path | None:
+    files = state_files(folder)
+    if not files:
+        return None
+    # the folder's own state is written by save_state at the end; a later checkpoint may still be newer
+    return max(files, key=lambda p: (_state_step(p), p.stat().st_mtime))
+
+
+def _state_step(path: Path) -> int:
+    m = _CKPT_RE.match(path.parent.name)
+    return int(m[1]) if m else -1
+
+
+class TrlRun(Run):
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        folder = path.parent if path.is_file() else path
+        super().__init__(path, RunMeta(run_id=folder.name, name=folder.name, source="trl"))
+        self.folder = folder
+        self._state_sig: tuple | None = None
+        self._completions_read: set[Path] = set()
+        self._eval_steps: set[int] = set()
+        self._seq = 0
+        self.refresh()
+
+    def _read_new(self) -> list[pd.DataFrame]:
+        state = newest_state(self.path)
+        if state is None:
+            self._note(Problem(self.path.name, f"no {STATE} here or in checkpoint-*/"))
+            return []
+        rows = self._read_state(state)
+        self._read_completions()
+        if not rows:
+            return []
+        rows = fill_from(self._table.frame(), merge_by_step(rows))
+        frame = chunk(rows, self._seq)
+        self._seq += len(rows)
+        return [frame]
+
+    def _read_state(self, state: Path) -> list[dict[str, Any]]:
+        st = state.stat()
+        sig = (state, st.st_mtime_ns, st.st_size)
+        if sig == self._state_sig:
+            return []
+        try:
+            obj = json.loads(state.read_text())
+            history = obj["log_history"]
+            if not isinstance(history, list):
+                raise TypeError
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            self._note(Problem(str(state.relative_to(self.folder)), f"not valid JSON ({e}); kept what was read"))
+            return []
+        except (KeyError, TypeError):
+            self._note(Problem(str(state.relative_to(self.folder)), "no log_history list; nothing read"))
+            return []
+        self._state_sig = sig
+        self.meta.status = "finished" if obj.get("global_step") == obj.get("max_steps") else "unknown"
+        self.meta.config = {k: obj[k] for k in ("max_steps", "logging_steps", "eval_steps", "save_steps",
+                                                "train_batch_size", "num_train_epochs") if k in obj}
+        last = self.last_step
+        rows = []
+        for i, entry in enumerate(history):
+            if not isinstance(entry, dict) or not isinstance(entry.get("step"), int):
+                self._note(Problem(state.name, f"log_history[{i}]: no integer step; skipped"))
+                continue
+            if any(k in entry for k in _SUMMARY_KEYS):
+                continue
+            step = entry["step"]
+            if last is not None and step < last:
+                continue  # already read from an older checkpoint
+            if any(k.startswith("eval_") for k in entry):
+                self._eval_steps.add(step)
+            data = {k: v for k, v in entry.items() if k not in ("step", "epoch")}
+            row, bad = map_row(data, [TRL], overrides=_EXTRA_MAP)
+            if bad:
+                self._note(Problem(state.name, f"step {step}: non-numeric {', '.join(bad[:3])}; left null"))
+            rows.append({"step": step, "train/epoch": entry.get("epoch"), **row})
+        return rows
+
+    def _read_completions(self) -> None:
+        folder = self.folder / "completions"
+        new = []
+        for f in sorted(folder.glob("completions_*.parquet")) if folder.is_dir() else []:
+            if f in self._completions_read:
+                continue
+            try:
+                frame = pd.read_parquet(f)
+            except (OSError, ValueError) as e:
+                self._note(Problem(f"completions/{f.name}", f"unreadable parquet ({e}); skipped"))
+                continue
+            self._completions_read.add(f)
+            if len(frame) and int(frame["step"].iloc[0]) in self._eval_steps:
+                continue  # eval completions: not the training rollout of that step
+            new.append(completion_samples(frame))
+        if new:
+            self._samples = pd.concat([self._samples, *new], ignore_index=True).sort_values(
+                ["step", "group", "sample"], kind="stable").reset_index(drop=True)
+
+    def _note(self, problem: Problem) -> None:
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+
+def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
+    """TRL completions rows -> our samples: reward is the sum of the reward-function columns.
+
+    TRL weights reward functions (`reward_weights`, default 1 each); the file holds the unweighted
+    per-function values, so with non-default weights this sum differs from TRL's `reward`.
+    """
+    fixed = {"step", "prompt", "completion", "advantage", "image", "images"}
+    reward_cols = [c for c in frame.columns if c not in fixed and pd.api.types.is_numeric_dtype(frame[c])]
+    out = pd.DataFrame({"step": frame["step"].astype("int64")})
+    prompts = frame["prompt"].astype(str)
+    out["prompt_id"] = pd.util.hash_pandas_object(prompts, index=False).map(lambda h: f"{h:016x}"[:12])
+    out["group"] = prompts.groupby(frame["step"]).transform(lambda s: pd.factorize(s)[0]).astype("int64")
+    out["sample"] = out.groupby(["step", "group"]).cumcount().astype("int64")
+    out["reward"] = frame[reward_cols].sum(axis=1) if reward_cols else float("nan")
+    out["passed"] = None
+    out["advantage"] = frame["advantage"] if "advantage" in frame else float("nan")
+    out["num_tokens"] = None
+    out["truncated"] = None
+    out["prompt"] = prompts
+    out["completion"] = frame["completion"].astype(str) if "completion" in frame else None
+    return out[list(SAMPLES)]
+
+
+@register_source("trl", detect=detect, priority=30)
+def open_trl(target: str) -> TrlRun:
+    return TrlRun(target)

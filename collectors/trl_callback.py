@@ -1,0 +1,98 @@
+"""A transformers TrainerCallback that writes our run format while a TRL GRPOTrainer trains.
+
+    trainer = GRPOTrainer(..., callbacks=[GrpoScopeCallback("runs/my-run")])
+
+Config (the GRPOConfig as a flat dict) goes into run.json at train start; every `on_log` becomes metrics
+under our names (keymap.TRL, the same map the offline TRL reader uses); TRL's completions Parquet files
+(with `log_completions=True`) become samples as they appear. Only this module imports transformers, and
+only when it is imported itself: `import collectors` stays free of torch and transformers.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from collectors.keymap import TRL, map_row
+from collectors.writer import RunWriter
+
+_SKIP = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss", "total_flos")
+
+
+def _json_config(args: Any) -> dict[str, Any]:
+    out = {}
+    for k, v in args.to_dict().items():
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            out[k] = None if isinstance(v, float) and math.isnan(v) else v
+        else:
+            out[k] = str(v)
+    return out
+
+
+class GrpoScopeCallback(TrainerCallback):
+    """Writes metrics, config and samples to `path` in the grposcope run format, on the main process only."""
+
+    def __init__(self, path: str | Path, name: str | None = None) -> None:
+        self.path = Path(path)
+        self.name = name
+        self.writer: RunWriter | None = None
+        self._row: dict[str, float] = {}  # the current step's metrics: train and eval logs of one step merge
+        self._row_step: int | None = None
+        self._seen: set[Path] = set()
+        self._completions: Path | None = None
+        self._eval_steps: set[int] = set()
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        self.writer = RunWriter(self.path, name=self.name, config=_json_config(args), source="trl",
+                                handle_signals=False)  # the trainer owns the process's signals
+        self._completions = Path(args.output_dir) / "completions"
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if self.writer is None or not logs or any(k in logs for k in _SKIP):
+            return
+        step = int(state.global_step)
+        if self._row_step is not None and step != self._row_step:
+            self._flush()
+        self._row_step = step
+        if any(k.startswith("eval_") for k in logs):
+            self._eval_steps.add(step)
+        row, _ = map_row({k: v for k, v in logs.items() if isinstance(v, (int, float))}, [TRL],
+                         overrides={"step_time": "perf/step_s"})
+        self._row.update(row)
+        self._read_completions()
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.writer is None:
+            return
+        self._flush()
+        self._read_completions()
+        self.writer.close("finished")
+        self.writer = None
+
+    def _flush(self) -> None:
+        if self._row_step is not None and self._row:
+            self.writer.log_step(self._row_step, self._row)
+        self._row, self._row_step = {}, None
+
+    def _read_completions(self) -> None:
+        if self._completions is None or not self._completions.is_dir():
+            return
+        import pandas as pd
+
+        from collectors.trl import completion_samples
+
+        for f in sorted(self._completions.glob("completions_*.parquet")):
+            if f in self._seen:
+                continue
+            try:
+                frame = pd.read_parquet(f)
+            except (OSError, ValueError):
+                continue  # still being written; read it on the next log
+            self._seen.add(f)
+            if len(frame) and int(frame["step"].iloc[0]) not in self._eval_steps:
+                self.writer.log_samples(completion_samples(frame))

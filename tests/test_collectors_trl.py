@@ -1,0 +1,111 @@
+"""TRL reader and live callback on a real tiny GRPOTrainer run (CPU, random Qwen2, local tokenizer),
+made once per session by tests/fixtures/trl/make_trl_run.py; plus the import-hygiene check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collectors.sources import detect_source, open_run
+from collectors.trl import TrlRun
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "tests" / "fixtures" / "trl" / "make_trl_run.py"
+
+
+@pytest.fixture(scope="module")
+def trl_run(tmp_path_factory):
+    pytest.importorskip("trl")
+    pytest.importorskip("tokenizers")
+    out = tmp_path_factory.mktemp("trl")
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--callback"], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_reader_maps_log_history_and_rebuilds_groups(trl_run):
+    out = trl_run / "trl_out"
+    assert detect_source(out) == "trl"
+    run = open_run(out)
+    assert isinstance(run, TrlRun) and run.problems == []
+    m = run.metrics
+    assert list(m["step"]) == list(range(1, 21))
+    state = json.loads((out / "checkpoint-20" / "trainer_state.json").read_text())
+    first = state["log_history"][0]
+    assert m["reward/mean"].iloc[0] == pytest.approx(first["reward"])
+    assert m["policy/kl_ref"].iloc[0] == pytest.approx(first["kl"])
+    assert m["optim/lr"].iloc[0] == pytest.approx(first["learning_rate"])
+    # eval entries land on their step and nowhere else
+    assert list(m.loc[m["eval/reward_mean"].notna(), "step"]) == [3, 6, 9, 12, 15, 18, 20]
+    s = run.samples()
+    assert len(s) and not s["step"].isin([3, 6, 9, 12, 15, 18, 20]).any()  # eval completions left out
+    sizes = s.groupby(["step", "group"]).size()
+    assert (sizes == 4).all()  # num_generations=4
+    # the group-level stat TRL logs agrees with the groups rebuilt from the completions
+    step = int(s["step"].iloc[0])
+    stds = s[s["step"] == step].groupby("group")["reward"].std(ddof=0)
+    assert m.loc[m["step"] == step, "groups/zero_std_frac"].iloc[0] == pytest.approx(np.mean(stds < 1e-8))
+
+
+def test_every_real_trl_key_with_a_twin_is_mapped(trl_run):
+    state = json.loads((trl_run / "trl_out" / "checkpoint-20" / "trainer_state.json").read_text())
+    keys = set().union(*[e.keys() for e in state["log_history"] if "train_runtime" not in e])
+    m = open_run(trl_run / "trl_out").metrics
+    for theirs in ("reward", "reward_std", "frac_reward_zero_std", "completions/mean_length",
+                   "completions/clipped_ratio", "kl", "entropy", "clip_ratio/region_mean", "grad_norm",
+                   "learning_rate", "eval_reward"):
+        assert theirs in keys, theirs  # TRL still logs it
+        assert theirs not in m.columns, f"{theirs} was left unmapped"
+
+
+def test_diagnosis_judges_every_rule_whose_input_trl_logs(trl_run):
+    from dashboard.diagnosis import diagnose
+
+    for folder, config_unjudged in (("trl_out", {"config_kl_twice", "config_small_group_adv",
+                                                 "config_many_reuses"}),
+                                    ("grpo_run", {"config_kl_twice"})):
+        d = diagnose(open_run(trl_run / folder))
+        unjudged = {n.rule_id: n.reason for n in d.not_judged}
+        # TRL logs no pass rate and no first-minibatch ratio; everything else must be judged
+        assert set(unjudged) <= {"sparse_reward", "first_step_ratio"} | config_unjudged, (folder, unjudged)
+
+
+def test_callback_writes_the_same_metrics_and_config(trl_run):
+    live, offline = open_run(trl_run / "grpo_run"), open_run(trl_run / "trl_out")
+    assert live.meta.source == "trl" and live.status == "finished"
+    assert live.meta.config["num_generations"] == 4 and live.meta.config["beta"] == 0.04
+    for col in ("reward/mean", "policy/entropy", "eval/reward_mean", "groups/zero_std_frac"):
+        np.testing.assert_allclose(live.metrics[col].to_numpy(), offline.metrics[col].to_numpy(), equal_nan=True)
+    assert len(live.samples()) == len(offline.samples())
+
+
+def test_bad_state_file_and_empty_folder(tmp_path):
+    ck = tmp_path / "checkpoint-5"
+    ck.mkdir()
+    (ck / "trainer_state.json").write_text('{"log_history": [{"step": 1, "reward": 0.5}, {"step": 2, "rew')
+    run = TrlRun(tmp_path)
+    assert len(run.metrics) == 0
+    assert "checkpoint-5/trainer_state.json" in str(run.problems[0]) and "not valid JSON" in str(run.problems[0])
+    (ck / "trainer_state.json").write_text(json.dumps({"log_history": [
+        {"step": 1, "reward": 0.5}, {"step": 2, "reward": "n/a"}, {"reward": 1.0}]}))
+    run.refresh()
+    assert list(run.metrics["step"]) == [1, 2]
+    msgs = " ".join(map(str, run.problems))
+    assert "step 2: non-numeric reward" in msgs and "log_history[2]: no integer step" in msgs
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no trainer_state.json" in str(TrlRun(empty).problems[0])
+
+
+def test_import_collectors_loads_no_torch_or_transformers(tmp_path):
+    code = ("import sys, collectors; from collectors.sources import _load_readers; _load_readers(); "
+            "bad = [m for m in ('torch', 'transformers', 'trl', 'streamlit') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
