@@ -78,7 +78,7 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         if current[:1] != picked:
             set_selected(picked + [k for k in current if k != picked[0]])
     if len(picked) < min_runs:
-        st.info(f"Pick at least {min_runs} run(s).")
+        st.info("Pick a run to open it." if min_runs == 1 else f"Pick at least {min_runs} runs.")
         return []
     out = []
     for k in picked:

@@ -458,3 +458,17 @@ def test_picking_runs_puts_them_in_the_url_and_links():
     queries = {pl.proto.page: pl.proto.query_string for pl in at.get("page_link")}
     assert set(queries) == {"checklist", "diagnosis", "samples", "config", "compare", "live"}
     assert all(q == "run=root%2Fhealthy&run=root%2Fcrashed" for q in queries.values())
+
+
+def test_single_run_page_without_selection_picks_the_newest():
+    """No run in the URL: a single-run page opens the first run of the table (newest update) and says which."""
+    at = open_page("config")
+    assert at.selectbox[0].value in {f"root/{n}" for n in RUN_NAMES}
+    chosen = at.selectbox[0].value
+    assert at.query_params["run"] in (chosen, [chosen])  # AppTest unwraps a one-value parameter
+
+
+def test_runs_page_without_pick_invites_one():
+    at = open_page(None)
+    assert any(i.value == "Pick a run to open it." for i in at.info)
+    assert not at.get("page_link")

@@ -35,6 +35,7 @@ view = shown.assign(health=[health_label(c, w) for c, w in counts],
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
              column_config={"last_step": st.column_config.NumberColumn("last step", format="%d"),
+                            "last_update": st.column_config.TextColumn("last update"),
                             "key": st.column_config.TextColumn("run key (URL)")})
 
 picked = ui.pick_runs("Open runs", multi=True, min_runs=1)
