@@ -95,22 +95,32 @@ def _diagnosis(version: tuple, _run):
     return diagnose(_run)
 
 
+class DiagnosisFailed(RuntimeError):
+    """The engine raised on this run (a bug or an input it does not expect); the pages say so and go on."""
+
+
 def diagnosis(snap: Snapshot):
-    """The run's Diagnosis (findings most severe first, not_judged), or None when no engine is installed."""
+    """The run's Diagnosis (findings most severe first, not_judged), or None when no engine is installed.
+
+    Raises DiagnosisFailed, naming the run and the error, when the engine itself fails on the run.
+    """
     try:
         import dashboard.diagnosis as engine
     except ImportError:
         return None
     if not hasattr(engine, "diagnose"):
         return None
-    return _diagnosis(snap.version, snap.run)
+    try:
+        return _diagnosis(snap.version, snap.run)
+    except Exception as e:
+        raise DiagnosisFailed(f"the diagnosis failed on run {snap.run.name}: {type(e).__name__}: {e}") from e
 
 
 def health(path: str) -> tuple[int | None, int | None]:
     """(critical, warning) finding counts of a run, or (None, None) when it cannot be judged."""
     try:
         d = diagnosis(snapshot(path))
-    except RunError:
+    except (RunError, DiagnosisFailed):
         return None, None
     if d is None:
         return None, None

@@ -98,6 +98,15 @@ def open_snapshot(key: str, path: Path):
         return None
 
 
+def diagnosis_or_error(snap):
+    """The run's diagnosis for shading and lists; when the engine fails, an error line and None."""
+    try:
+        return data.diagnosis(snap)
+    except data.DiagnosisFailed as e:
+        st.error(str(e))
+        return None
+
+
 def run_header(key: str, snap) -> None:
     run = snap.run
     st.subheader(escape_md(run.name))

@@ -472,3 +472,22 @@ def test_runs_page_without_pick_invites_one():
     at = open_page(None)
     assert any(i.value == "Pick a run to open it." for i in at.info)
     assert not at.get("page_link")
+
+
+@pytest.mark.parametrize("page", [None, "checklist", "diagnosis", "live"])
+def test_engine_failure_is_reported_not_raised(page, monkeypatch):
+    """A diagnosis that raises on a run: the page says so and still draws; the badge says 'not judged'."""
+    import dashboard.diagnosis as engine
+
+    def broken(run, rules=None):
+        raise ValueError("boom in the engine")
+
+    monkeypatch.setattr(engine, "diagnose", broken)
+    at = open_page(page, ["root/healthy"])
+    if page is None:
+        health = dict(zip(at.dataframe[0].value["name"], at.dataframe[0].value["health"]))
+        assert set(health.values()) == {"not judged"}
+    else:
+        assert any("diagnosis failed on run healthy: ValueError: boom in the engine" in e.value for e in at.error)
+    if page in ("checklist", "live"):
+        assert at.get("plotly_chart")

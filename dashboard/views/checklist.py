@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import charts, ui
 from dashboard.text import escape_md
 
 st.title("Checklist")
@@ -20,7 +20,7 @@ x = c1.radio("x axis", ["step", "wall_time"], horizontal=True, format_func=lambd
 smoothing = c2.slider("Smoothing (EMA weight; the raw series stays drawn)", 0.0, 0.99, 0.0, 0.01)
 shade = c3.toggle("Shade findings", value=True)
 
-diagnosis = data.diagnosis(snap) if shade else None
+diagnosis = ui.diagnosis_or_error(snap) if shade else None
 shades = tuple(charts.Shade(tuple(f.metrics), tuple(f.step_range), f.severity, f.rule_id)
                for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
 

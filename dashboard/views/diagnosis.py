@@ -16,7 +16,11 @@ if snap is None:
     st.stop()
 ui.run_header(key, snap)
 
-diagnosis = data.diagnosis(snap)
+try:
+    diagnosis = data.diagnosis(snap)
+except data.DiagnosisFailed as e:
+    st.error(str(e))
+    st.stop()
 if diagnosis is None:
     st.warning("The diagnosis engine (dashboard.diagnosis) is not available in this installation.")
     st.stop()

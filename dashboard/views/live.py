@@ -3,7 +3,7 @@ how long ago it last updated, a pause switch, and findings as they appear."""
 
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import charts, ui
 from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md
 
 st.title("Live")
@@ -37,7 +37,7 @@ def live_view() -> None:
     m4.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}")
     if run.status == "stale":
         st.warning("The writer stopped sending heartbeats: this run is stale, not running.")
-    diagnosis = data.diagnosis(snap)
+    diagnosis = ui.diagnosis_or_error(snap)
     for f in diagnosis.findings if diagnosis else ():
         span = f" (steps {f.step_range[0]}-{f.step_range[1]})" if f.step_range else ""
         st.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{escape_md(f.title)}**{escape_md(span)}")
