@@ -92,4 +92,5 @@ def _load_readers() -> None:
 
 
 # Each foreign reader module registers itself on import; add new readers here.
-READER_MODULES: list[str] = ["collectors.tensorboard", "collectors.verl", "collectors.trl"]
+READER_MODULES: list[str] = ["collectors.tensorboard", "collectors.verl", "collectors.trl",
+                             "collectors.wandb_offline", "collectors.generic"]

@@ -101,7 +101,7 @@ def verl_row(data: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
     return row, bad
 
 
-class _Tail:
+class LineTail:
     """Complete new lines of a growing file, from a kept byte offset; notes a rewrite (the file shrank)."""
 
     def __init__(self, path: Path) -> None:
@@ -135,7 +135,7 @@ class VerlRun(Run):
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.stem, name=path.stem if path.is_file() else path.name,
                                        source="verl"))
-        self._tails: dict[Path, _Tail] = {}
+        self._tails: dict[Path, LineTail] = {}
         self._dumps_read: dict[Path, int] = {}  # dump file -> size read (a dump is written once per step)
         self._group_stats: dict[int, dict[str, float]] = {}
         self._seq = 0
@@ -166,7 +166,7 @@ class VerlRun(Run):
         return [frame]
 
     def _read_file(self, path: Path, parse) -> list[dict[str, Any]]:
-        tail = self._tails.setdefault(path, _Tail(path))
+        tail = self._tails.setdefault(path, LineTail(path))
         lines, rewritten, waiting = tail.read()
         if rewritten:
             # a restart rewrote the file: what it said before no longer describes this run

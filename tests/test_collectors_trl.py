@@ -23,7 +23,7 @@ def trl_run(tmp_path_factory):
     pytest.importorskip("trl")
     pytest.importorskip("tokenizers")
     out = tmp_path_factory.mktemp("trl")
-    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--callback"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--callback"], capture_output=True, text=True, check=False,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
@@ -107,5 +107,5 @@ def test_import_collectors_loads_no_torch_or_transformers(tmp_path):
     code = ("import sys, collectors; from collectors.sources import _load_readers; _load_readers(); "
             "bad = [m for m in ('torch', 'transformers', 'trl', 'streamlit') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

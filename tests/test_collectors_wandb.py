@@ -1,0 +1,75 @@
+"""wandb offline reader on a real offline run made here with WANDB_MODE=offline (no network, no account)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from collectors.sources import detect_source, open_run
+from collectors.wandb_offline import WandbOfflineRun, wandb_file
+
+pytest.importorskip("wandb")
+
+SCRIPT = """
+import wandb
+run = wandb.init(project="p", name="tiny", config={"lr": 0.1, "grpo": {"group_size": 8}}, dir=DIR)
+for s in range(N):
+    wandb.log({"train/reward": 0.01 * s, "train/kl": 0.5, "train/global_step": s + 1, "note": "txt"})
+run.finish()
+"""
+
+
+@pytest.fixture(scope="module")
+def offline_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("wb")
+    code = f"DIR = {str(folder)!r}\nN = 3000\n" + SCRIPT
+    env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(folder), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (run_dir,) = list((folder / "wandb").glob("offline-run-*"))
+    return run_dir
+
+
+def test_history_config_and_status(offline_run):
+    assert detect_source(offline_run) == "wandb"
+    run = open_run(offline_run)
+    m = run.metrics
+    # 3000 rows span several 32 KiB blocks, so chunks split across blocks are joined
+    assert len(m) == 3000 and run.problems == []
+    assert list(m["step"].iloc[:3]) == [1, 2, 3]  # train/global_step, not wandb's _step
+    assert m["reward/mean"].iloc[100] == pytest.approx(1.0)
+    assert m["policy/kl_ref"].iloc[0] == 0.5
+    assert run.meta.config["lr"] == 0.1 and run.meta.config["grpo.group_size"] == 8
+    assert run.meta.status == "finished" and run.name == "tiny"
+
+
+def test_growing_file_refresh_reads_new_chunks(offline_run, tmp_path):
+    data = wandb_file(offline_run).read_bytes()
+    f = tmp_path / "run-x.wandb"
+    f.write_bytes(data[: len(data) // 2])
+    run = WandbOfflineRun(f)
+    half = len(run.metrics)
+    assert 0 < half < 3000
+    with f.open("ab") as fh:
+        fh.write(data[len(data) // 2 :])
+    assert run.refresh() >= 3000 - half
+    assert len(run.metrics) == 3000
+
+
+def test_corrupt_and_unknown_version(offline_run, tmp_path):
+    data = bytearray(wandb_file(offline_run).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    f = tmp_path / "run-bad.wandb"
+    f.write_bytes(bytes(data))
+    run = WandbOfflineRun(f)
+    assert 0 < len(run.metrics) < 3000
+    assert "run-bad.wandb" in str(run.problems[0]) and "CRC" in str(run.problems[0])
+    g = tmp_path / "run-new.wandb"
+    g.write_bytes(b":W&B\xe1\xbe\x09" + bytes(data[7:]))
+    assert "not a wandb run file of a known version" in str(WandbOfflineRun(g).problems[0])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no run-*.wandb" in str(WandbOfflineRun(empty).problems[0])
