@@ -1,0 +1,94 @@
+"""grpo-import: convert a foreign run (TRL, verl, TensorBoard, wandb offline, JSONL/CSV) into our run format.
+
+    grpo-import SOURCE --to RUN_DIR [--format NAME] [--map theirs=ours ...]
+
+Exit 0 on success, 2 on bad input (one line on stderr naming the file). What a reader skipped or repaired
+is printed as warnings and recorded in the new run's notes, so the converted run says where it came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from collectors.keymap import parse_overrides
+from collectors.meta import RUN_JSON, RunError
+from collectors.sources import SOURCES, _load_readers, open_run
+from collectors.writer import RunWriter
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="grpo-import", description=__doc__.split("\n")[0])
+    ap.add_argument("source", help="a foreign log file or folder")
+    ap.add_argument("--to", required=True, help="run folder to create (must not hold a run yet)")
+    ap.add_argument("--format", default=None, help="reader name; detected from the files when omitted")
+    ap.add_argument("--map", nargs="*", default=[], metavar="THEIRS=OURS", help="rename metrics")
+    return ap.parse_args(argv)
+
+
+def _open(args: argparse.Namespace, mapping: dict[str, str]):
+    if args.format == "generic" or (args.format is None and mapping):
+        from collectors.generic import GenericRun, detect
+
+        if args.format == "generic" or detect(args.source):
+            return GenericRun(args.source, mapping)
+    return open_run(args.source, args.format)
+
+
+def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
+    """Read the source and write it to args.to; return (run dir, steps written, warnings)."""
+    src = Path(args.source)
+    if not src.exists():
+        raise RunError(f"{src}: no such file or folder")
+    to = Path(args.to)
+    if (to / RUN_JSON).exists():
+        raise RunError(f"{to}: already holds a run; choose a new --to folder")
+    _load_readers()
+    if args.format is not None and args.format not in SOURCES:
+        raise RunError(f"--format {args.format!r}: unknown; known: {', '.join(sorted(SOURCES))}")
+    try:
+        mapping = parse_overrides(args.map)
+    except ValueError as e:
+        raise RunError(str(e)) from None
+    run = _open(args, mapping)
+    metrics = run.metrics.rename(columns=mapping)
+    warnings = [str(p) for p in run.problems]
+    if not len(metrics) and not len(run.samples()):
+        raise RunError(f"{src}: nothing readable" + (f" ({warnings[0]})" if warnings else ""))
+    writer = RunWriter(to, name=run.name, config=run.meta.config, source=run.meta.source, handle_signals=False)
+    try:
+        for rec in metrics.to_dict("records"):
+            step = int(rec.pop("step"))
+            rec.setdefault("wall_time", None)  # a source without times stays without, not "now"
+            writer.log_step(step, {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                   for k, v in rec.items()})
+        samples = run.samples()
+        if len(samples):
+            writer.log_samples(samples)
+        writer.meta.notes.append(f"imported from {src} ({run.meta.source})")
+        writer.meta.notes.extend(f"import warning: {w}" for w in warnings)
+    except BaseException:
+        writer.close("failed", error="import interrupted")
+        raise
+    status = run.meta.status if run.meta.status in ("finished", "failed") else "unknown"
+    writer.close(status)
+    return to, len(metrics), warnings
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        to, n, warnings = convert(args)
+    except (RunError, OSError) as e:
+        print(f"grpo-import: {e}", file=sys.stderr)
+        return 2
+    for w in warnings:
+        print(f"grpo-import: warning: {w}", file=sys.stderr)
+    print(f"{to}: {n} steps imported")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

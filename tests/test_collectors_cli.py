@@ -1,0 +1,68 @@
+"""grpo-import and source detection across readers."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from collectors import load_run
+from collectors.cli import main
+from collectors.sources import detect_source
+
+
+def test_import_verl_jsonl_round_trips(tmp_path, capsys):
+    src = tmp_path / "metrics.jsonl"
+    src.write_text("".join(json.dumps({"step": s, "data": {"critic/score/mean": s / 10, "x/y": None}}) + "\n"
+                           for s in range(1, 6)))
+    to = tmp_path / "run"
+    assert main([str(src), "--to", str(to)]) == 0
+    assert "5 steps imported" in capsys.readouterr().out
+    run = load_run(to)
+    assert run.meta.source == "verl" and list(run.metrics["reward/mean"]) == [0.1, 0.2, 0.3, 0.4, 0.5]
+    assert math.isnan(run.metrics["wall_time"].iloc[0])  # no made-up times
+    assert any("imported from" in n for n in run.meta.notes)
+    # a second import into the same folder is refused, the first run stays intact
+    assert main([str(src), "--to", str(to)]) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert len(load_run(to).metrics) == 5
+
+
+def test_import_csv_with_map(tmp_path):
+    src = tmp_path / "log.csv"
+    src.write_text("step,acc,train/entropy\n1,0.5,2.0\n2,0.6,1.9\n")
+    to = tmp_path / "run"
+    assert main([str(src), "--to", str(to), "--map", "acc=reward/pass_rate"]) == 0
+    m = load_run(to).metrics
+    assert list(m["reward/pass_rate"]) == [0.5, 0.6] and list(m["policy/entropy"]) == [2.0, 1.9]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["{tmp}/missing", "--to", "{tmp}/r"], "missing: no such file or folder"),
+    (["{tmp}/empty", "--to", "{tmp}/r"], "empty: no reader recognises this"),
+    (["{tmp}/log.csv", "--to", "{tmp}/r", "--format", "nope"], "--format 'nope': unknown"),
+    (["{tmp}/log.csv", "--to", "{tmp}/r", "--map", "bad"], "--map 'bad': expected theirs=ours"),
+    (["{tmp}/bad.jsonl", "--to", "{tmp}/r", "--format", "generic"], "bad.jsonl: nothing readable"),
+])
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv, message):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "log.csv").write_text("step,a\n1,2\n")
+    (tmp_path / "bad.jsonl").write_text('{"step": 1, "a\n')
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "r" / "run.json").exists()
+
+
+def test_detection_picks_each_reader(tmp_path):
+    (tmp_path / "trl" / "checkpoint-3").mkdir(parents=True)
+    (tmp_path / "trl" / "checkpoint-3" / "trainer_state.json").write_text('{"log_history": []}')
+    (tmp_path / "verl").mkdir()
+    (tmp_path / "verl" / "train.log").write_text("(TaskRunner pid=1) step:1 - critic/score/mean:0.5\n")
+    (tmp_path / "csv.csv").write_text("step,a\n1,2\n")
+    (tmp_path / "other.txt").write_text("hello\n")
+    assert detect_source(tmp_path / "trl") == "trl"
+    assert detect_source(tmp_path / "verl") == "verl"
+    assert detect_source(tmp_path / "csv.csv") == "generic"
+    assert detect_source(tmp_path / "other.txt") is None
