@@ -135,6 +135,18 @@ def test_diagnosis_page_in_browser(server, page):
     assert "broken_verifier" in page.inner_text("body")
 
 
+def test_checklist_charts_draw_in_browser(server, page):
+    """AppTest sees only the Plotly JSON; here the browser must actually draw the panels."""
+    page.goto(server + "/checklist?run=root/broken_verifier")
+    wait_rendered(page, "Checklist")
+    chart = page.get_by_test_id("stPlotlyChart").first
+    chart.locator(".main-svg").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    titles = " ".join(chart.locator(".gtitle, .annotation-text").all_text_contents())
+    screenshot(page, "checklist_broken_verifier")
+    assert "Raw reward" in titles and "Zero-variance groups" in titles
+    assert chart.locator("path.js-line").count() > 5  # one drawn line per series
+
+
 def test_samples_page_shows_markup_literally(server, page):
     requested = []
     page.on("request", lambda r: requested.append(r.url))
