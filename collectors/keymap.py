@@ -49,7 +49,7 @@ VERL: dict[str, str] = {
     "critic/score/min": "reward/min",
     "critic/score/max": "reward/max",
     "actor/pg_clipfrac": "policy/clipfrac",
-    "actor/pg_clipfrac_lower": "policy/clipfrac_low",
+    # not mapped: actor/pg_clipfrac_lower is the dual-clip bound (negative advantages, ratio > c), not 1 - eps
     # ppo_kl is the KL between the old (rollout-time) and current policy, a staleness gauge.
     "actor/ppo_kl": "policy/approx_kl_old",
     "actor/entropy": "policy/entropy",
@@ -65,7 +65,7 @@ VERL: dict[str, str] = {
     "response_length/max": "completions/len_max",
     # Fraction of responses that reached the response length limit.
     "response_length/clip_ratio": "completions/truncated_frac",
-    "training/rollout_probs_diff_mean": "policy/rollout_logprob_abs_diff",
+    # not mapped: training/rollout_probs_diff_* compare probabilities, ours compares log-probabilities
     "timing_s/step": "perf/step_s",
     "timing/step": "perf/step_s",
     "perf/throughput": "perf/tokens_per_s",

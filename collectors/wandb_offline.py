@@ -32,7 +32,8 @@ _STEP_KEYS = ("train/global_step", "_step")
 def wandb_file(target: Path) -> Path | None:
     if target.is_file():
         return target if target.suffix == ".wandb" else None
-    files = sorted(target.glob("run-*.wandb")) or sorted(target.glob("*/run-*.wandb"))
+    # one offline-run-* folder is one run; its parent `wandb/` holds several and is walked, not opened
+    files = sorted(target.glob("run-*.wandb"))
     return files[-1] if files else None
 
 
