@@ -248,6 +248,7 @@ def _add_band(fig, row, frame, band, xdraw, idx) -> None:
 
 
 def _add_shades(fig, panels, frame, x, shades) -> None:
+    per_row: dict[int, int] = {}  # labels already placed on a row: each next one goes a line lower
     for shade in shades:
         lo, hi = shade.step_range
         x0, x1 = step_to_x(frame, x, lo), step_to_x(frame, x, hi)
@@ -255,7 +256,8 @@ def _add_shades(fig, panels, frame, x, shades) -> None:
             x0, x1 = lo - 0.5, hi + 0.5
         for row, panel in enumerate(panels, start=1):
             if set(shade.metrics) & set(panel.columns):
+                k = per_row[row] = per_row.get(row, -1) + 1
                 fig.add_vrect(x0=x0, x1=x1, fillcolor=SEVERITY_COLORS.get(shade.severity, SEVERITY_COLORS["info"]),
                               line_width=0, layer="below", row=row, col=1,
                               annotation_text=shade.label, annotation_position="top left",
-                              annotation_font_size=10)
+                              annotation_font_size=10, annotation_yshift=-12 * k)

@@ -391,6 +391,9 @@ def test_checklist_smoothing_keeps_raw_series_and_findings_are_shaded():
     names = [t.get("name") for t in spec["data"]]
     assert "reward mean" in names and not any("EMA" in str(n) for n in names)
     assert rects(spec), "findings with a step range are shaded"
+    labels = [(a["yref"], a.get("yshift", 0)) for a in spec["layout"]["annotations"]
+              if a["text"] in ("reward_constant", "reward_flat")]
+    assert len(labels) >= 2 and len(set(labels)) == len(labels)  # labels on one panel are stacked, not overlaid
     assert any(sh["type"] == "line" and sh["y0"] == 1 for sh in spec["layout"]["shapes"])  # ratio reference at 1
     at.slider[0].set_value(0.5).run()
     names = [t.get("name") for t in chart_spec(at)["data"]]
