@@ -1,0 +1,195 @@
+"""Foreign readers vs the native Parquet reader vs TensorBoard's EventAccumulator on the same data.
+
+    python benchmarks/bench_readers.py [--steps 100000] [--metrics 40] [--wandb-steps 100000]
+
+Writes one synthetic run (steps x metrics, TRL-style `train/` keys) in each format with the real writers
+(RunWriter, TensorBoard's EventFileWriter, wandb offline, JSON lines, CSV), then times a fresh open of each
+(open + metrics frame) and a live refresh that picks up one appended step. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+KEYS = ["train/reward", "train/reward_std", "train/kl", "train/entropy", "train/grad_norm", "train/learning_rate"]
+
+
+def names(n_metrics: int) -> list[str]:
+    return (KEYS + [f"train/extra_{i}" for i in range(n_metrics)])[:n_metrics]
+
+
+def values(steps: int, n_metrics: int) -> np.ndarray:
+    return np.random.default_rng(0).random((steps, n_metrics))
+
+
+def write_native(folder: Path, cols: list[str], data: np.ndarray) -> None:
+    from collectors import RunWriter
+    from collectors.keymap import canonical_name
+
+    mapped = [canonical_name(c) for c in cols]
+    with RunWriter(folder, name="bench", flush_every=10_000, handle_signals=False) as w:
+        for s, row in enumerate(data):
+            w.log_step(s, dict(zip(mapped, row.tolist(), strict=True)))
+
+
+def write_tb(folder: Path, cols: list[str], data: np.ndarray):
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    w = EventFileWriter(str(folder), max_queue_size=1000)
+    for s, row in enumerate(data):
+        summ = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=c, simple_value=float(v))
+                                          for c, v in zip(cols, row, strict=True)])
+        w.add_event(event_pb2.Event(step=s, wall_time=time.time(), summary=summ))
+    w.flush()
+    return w
+
+
+def write_verl(path: Path, cols: list[str], data: np.ndarray) -> None:
+    with path.open("w") as f:
+        for s, row in enumerate(data):
+            f.write(json.dumps({"step": s, "data": dict(zip(cols, row.tolist(), strict=True))}) + "\n")
+
+
+def write_csv(path: Path, cols: list[str], data: np.ndarray) -> None:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["step", *cols])
+        for s, row in enumerate(data):
+            w.writerow([s, *row.tolist()])
+
+
+WANDB_SCRIPT = """
+import numpy as np, wandb
+cols = COLS
+data = np.random.default_rng(0).random((STEPS, len(cols)))
+run = wandb.init(project="bench", dir=DIR)
+for s, row in enumerate(data):
+    run.log(dict(zip(cols, row.tolist())), step=s)
+run.finish()
+"""
+
+
+def write_wandb(folder: Path, cols: list[str], steps: int) -> Path | None:
+    code = f"COLS = {cols!r}\nSTEPS = {steps}\nDIR = {str(folder)!r}\n" + WANDB_SCRIPT
+    env = dict(os.environ, WANDB_MODE="offline", WANDB_SILENT="true")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        print("wandb run failed:", proc.stderr[-500:], file=sys.stderr)
+        return None
+    return next((folder / "wandb").glob("offline-run-*"))
+
+
+def timed(fn, repeats: int) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=100_000)
+    ap.add_argument("--metrics", type=int, default=40)
+    ap.add_argument("--wandb-steps", type=int, default=None, help="default: --steps; 0 skips wandb")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+    from collectors import load_run
+    from collectors.generic import GenericRun
+    from collectors.tensorboard import TensorBoardRun
+    from collectors.verl import VerlRun
+    from collectors.wandb_offline import WandbOfflineRun
+
+    cols = names(args.metrics)
+    data = values(args.steps, args.metrics)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_readers_"))
+    t0 = time.perf_counter()
+    write_native(tmp / "native", cols, data)
+    tb = write_tb(tmp / "tb", cols, data)
+    write_verl(tmp / "verl.jsonl", cols, data)
+    write_csv(tmp / "log.csv", cols, data)
+    wsteps = args.steps if args.wandb_steps is None else args.wandb_steps
+    wb = write_wandb(tmp / "wb", cols, wsteps) if wsteps else None
+    print(f"writing took {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+
+    rows = []
+
+    def bench(label, open_fn, n_expected):
+        t, run = timed(lambda: _frame(open_fn()), args.repeats)
+        ok = "all" if len(run.metrics) == n_expected else f"{len(run.metrics)} of {n_expected}"
+        rows.append((label, t, ok, run))
+
+    def _frame(run):
+        run.metrics  # noqa: B018 - build the frame inside the timing
+        return run
+
+    bench("native Parquet (`load_run`)", lambda: load_run(tmp / "native"), args.steps)
+    bench("TensorBoard (`TensorBoardRun`)", lambda: TensorBoardRun(tmp / "tb"), args.steps)
+    bench("verl JSONL (`VerlRun`)", lambda: VerlRun(tmp / "verl.jsonl"), args.steps)
+    bench("generic CSV (`GenericRun`)", lambda: GenericRun(tmp / "log.csv"), args.steps)
+    if wb is not None:
+        bench("wandb offline (`WandbOfflineRun`)", lambda: WandbOfflineRun(wb), wsteps)
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    def accumulate(guidance):
+        ea = EventAccumulator(str(tmp / "tb"), size_guidance=guidance)
+        ea.Reload()
+        return ea
+
+    t_ea, ea = timed(lambda: accumulate({"scalars": 0}), 1)
+    kept = len(ea.Scalars(cols[0]))
+    _, ea_default = timed(lambda: accumulate(None), 1)
+    kept_default = len(ea_default.Scalars(cols[0]))
+
+    # live refresh: append one step to the growing sources and time the refresh that picks it up
+    live = {}
+    tb_run = rows[1][3]
+    summ_row = values(1, args.metrics)
+    tb.add_event(__import__("tensorboard.compat.proto.event_pb2", fromlist=["Event"]).Event(
+        step=args.steps, wall_time=time.time(), summary=__import__(
+            "tensorboard.compat.proto.summary_pb2", fromlist=["Summary"]).Summary(
+            value=[__import__("tensorboard.compat.proto.summary_pb2", fromlist=["Summary"]).Summary.Value(
+                tag=c, simple_value=float(v)) for c, v in zip(cols, summ_row[0], strict=True)])))
+    tb.flush()
+    t = time.perf_counter()
+    n = tb_run.refresh()
+    live["TensorBoard"] = (time.perf_counter() - t, n)
+    verl_run = rows[2][3]
+    with (tmp / "verl.jsonl").open("a") as f:
+        f.write(json.dumps({"step": args.steps, "data": dict(zip(cols, summ_row[0].tolist(), strict=True))}) + "\n")
+    t = time.perf_counter()
+    n = verl_run.refresh()
+    live["verl JSONL"] = (time.perf_counter() - t, n)
+    tb.close()
+
+    print(f"{args.steps:,} steps x {args.metrics} metrics; best of {args.repeats} fresh opens "
+          "(open + metrics frame)\n")
+    print("| reader | fresh open | points kept |\n|---|---|---|")
+    for label, t, ok, _ in rows:
+        print(f"| {label} | {t * 1000:,.0f} ms | {ok} |")
+    print(f"| TensorBoard `EventAccumulator`, `size_guidance` scalars=0 | {t_ea * 1000:,.0f} ms | "
+          f"{kept:,} per tag |")
+    print(f"| TensorBoard `EventAccumulator`, default size_guidance | - | {kept_default:,} per tag |")
+    print("\n| live refresh, one appended step | time | rows read |\n|---|---|---|")
+    for label, (t, n) in live.items():
+        print(f"| {label} | {t * 1000:.2f} ms | {n} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
