@@ -131,7 +131,18 @@ def test_diagnosis_page_in_browser(server, page):
     page.goto(server + "/diagnosis?run=root/broken_verifier")
     wait_rendered(page, "Diagnosis")
     page.get_by_text("Reward is constant (0) over the whole run").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    # evidence charts and page links draw after the script ends; wait so the screenshot shows them
+    page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    link = page.get_by_test_id("stPageLink").filter(has_text="open samples").first
+    link.wait_for(timeout=RENDER_TIMEOUT_MS)
     screenshot(page, "diagnosis_broken_verifier")
+    assert "filter=" in (link.locator("a").first.get_attribute("href") or "")
+    link.click()  # the link opens the sample browser already filtered, run kept
+    wait_rendered(page, "Samples")
+    shown = page.get_by_test_id("stSelectbox").filter(has_text="Show").first
+    shown.wait_for(timeout=RENDER_TIMEOUT_MS)
+    assert "all groups" not in shown.inner_text()
+    assert "run=root%2Fbroken_verifier" in page.url or "run=root/broken_verifier" in page.url
     assert "broken_verifier" in page.inner_text("body")
 
 
