@@ -79,6 +79,7 @@ class GenericRun(Run):
             rows.append({"step": step, **row})
         if not rows:
             return []
+        self._note_repeats(rows)
         rows = fill_from(self._table.frame(), merge_by_step(rows))
         frame = chunk(rows, self._seq)
         self._seq += len(rows)
@@ -104,6 +105,19 @@ class GenericRun(Run):
             self._note(Problem(self.path.name, f"line {no}: not a JSON object; skipped"))
             return None
         return obj
+
+    def _note_repeats(self, rows: list[dict[str, Any]]) -> None:
+        # one row per step: a step seen twice within a read is a restart or a duplicated log line
+        steps = [r["step"] for r in rows]
+        seen, dups = set(), []
+        for s in steps:
+            if s in seen:
+                dups.append(s)
+            seen.add(s)
+        if dups:
+            shown = ", ".join(map(str, sorted(set(dups))[:5]))
+            self._note(Problem(self.path.name, f"{len(set(dups))} step(s) logged more than once ({shown}); "
+                                               "the last write is kept"))
 
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:
