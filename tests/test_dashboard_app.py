@@ -174,6 +174,7 @@ def test_diagnosis_links_open_their_page_already_filtered():
     """Every 'open ...' link of a finding names a page and its parameters; following one works."""
     at = open_page("diagnosis", ["root/broken_verifier"])
     links = {(pl.proto.page, pl.proto.query_string) for pl in at.get("page_link")}
+    assert "open samples: filter zero_reward" in {pl.proto.label for pl in at.get("page_link")}
     assert links and all("run=root%2Fbroken_verifier" in q for _, q in links)
     for page, query in sorted(links):
         params = dict(parse_qsl(query))

@@ -31,7 +31,10 @@ if not diagnosis.findings:
 def show_check(number: int, check) -> None:
     st.markdown(f"{number}. **{escape_md(check.what)}**: {escape_md(check.how)}")
     if check.link is not None:
-        ui.link(check.link.page, f"open {check.link.page}", key, dict(check.link.params))
+        params = dict(check.link.params)
+        # say where the link goes ("open samples: filter all_fail"), not just which page
+        where = ", ".join(f"{k} {v}" for k, v in params.items())
+        ui.link(check.link.page, f"open {check.link.page}" + (f": {where}" if where else ""), key, params)
 
 
 for i, f in enumerate(diagnosis.findings):
