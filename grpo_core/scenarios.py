@@ -69,16 +69,18 @@ scenario(name="lr_too_high", description="AdamW learning rate 0.05, 100x the def
 scenario(name="stale_rollouts", description="4 epochs x 4 minibatches per rollout: 16 optimizer steps per sample",
          symptom="clip fraction, ratio spread and approx_kl_old grow with each reuse of a rollout",
          overrides={"algo.epochs": 4, "algo.minibatches": 4}, steps=320,
-         expected_rules=("config_many_reuses",),
-         allowed_rules=("kl_clip_explode", "entropy_collapse"))
+         expected_rules=("config_many_reuses", "kl_clip_explode"),
+         allowed_rules=("entropy_collapse", "reward_flat"))
 scenario(name="logprob_mismatch",
          description="old log-probs from a bf16 rollout engine while training in fp32 (old_logprob_source=rollout)",
          symptom="first-step ratio deviation and rollout/train log-prob gap far above healthy; clipping on step one",
          overrides={"rollout.dtype": "bf16", "algo.old_logprob_source": "rollout"},
          expected_rules=("first_step_ratio",), allowed_rules=())
-scenario(name="sign_flip", description="FAULT sign_flip: the advantage enters the loss negated",
-         symptom="loss looks ordinary, reward and pass rate fall",
-         overrides={"faults.sign_flip": True},
+# A small learning rate, so the fall is gradual (at 5e-4 the reward is at 0 within ten steps, which
+# reads as "flat at 0", and the KL jump that comes with it hides the cause).
+scenario(name="sign_flip", description="FAULT sign_flip: the advantage enters the loss negated (learning rate 2e-5)",
+         symptom="loss looks ordinary, reward and pass rate fall steadily to about 0",
+         overrides={"faults.sign_flip": True, "optim.lr": 2e-5},
          expected_rules=("no_learning",),
          allowed_rules=("reward_flat", "zero_variance_groups", "sparse_reward", "eval_diverges", "kl_clip_explode",
                         "entropy_collapse", "length_drift", "low_diversity"))
@@ -87,10 +89,12 @@ scenario(name="detached_advantage",
          symptom="loss finite and ordinary, grad norm about 0, policy unchanged, nothing learned",
          overrides={"faults.detach_policy_term": True},
          expected_rules=("no_learning",), allowed_rules=("reward_flat",))
+# Not the dapo preset: its dynamic sampling leaves steps without an update once groups are all equal.
+# Two minibatches, so the second is off-policy and clip-higher (0.8) actually lets ratios run upward.
 scenario(name="entropy_collapse",
-         description="dapo preset (no KL) with clip-higher 0.8 and learning rate 5e-3",
-         symptom="entropy falls by more than half within a short window",
-         preset="dapo", overrides={"algo.clip_eps_high": 0.8, "optim.lr": 5e-3},
+         description="no KL, learning rate 3e-3 (6x), two minibatches per rollout with clip-higher 0.8",
+         symptom="entropy falls by more than half within a short window (about 0.9 -> 0.1 in 40 steps)",
+         overrides={"algo.kl_mode": "none", "optim.lr": 3e-3, "algo.minibatches": 2, "algo.clip_eps_high": 0.8},
          expected_rules=("entropy_collapse",),
          allowed_rules=("low_diversity", "zero_variance_groups", "kl_clip_explode", "sparse_reward", "reward_flat",
                         "no_learning", "length_drift"))
@@ -98,9 +102,9 @@ scenario(name="length_hacking",
          description=("training reward from FAULT verifier length_bonus (prefix match + 0.25 per extra character); "
                       "eval scored by the task's exact verifier; no KL"),
          symptom="train reward rises while eval/pass_rate falls, completion length and truncation grow",
-         overrides={"faults.reward_verifier": "length_bonus", "algo.kl_mode": "none", "optim.lr": 2e-3},
+         overrides={"faults.reward_verifier": "length_bonus", "algo.kl_mode": "none"},
          expected_rules=("eval_diverges",),
-         allowed_rules=("length_drift", "kl_clip_explode", "entropy_collapse", "low_diversity", "sparse_reward",
+         allowed_rules=("length_drift", "reward_flat", "no_learning", "kl_clip_explode", "entropy_collapse", "low_diversity", "sparse_reward",
                         "zero_variance_groups"))
 scenario(name="small_group", description="group size G = 2 (with 64 prompts per step, the same batch size)",
          symptom="noisy advantages: every advantage is +-0.71 or 0, one response decides each group",
