@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import FAMILIES, chunk, fill_from, map_row, merge_by_step
+from collectors.keymap import chunk, fill_from, map_row, merge_by_step
 from collectors.meta import RunMeta
 from collectors.run import Problem, Run
 from collectors.sources import register_source
@@ -72,8 +72,7 @@ class GenericRun(Run):
             if step is None:
                 self._note(Problem(self.path.name, f"line {no}: no integer step ({', '.join(STEP_KEYS)}); skipped"))
                 continue
-            row, bad = map_row({k: (None if v == "" else v) for k, v in raw.items()}, FAMILIES.values(),
-                               overrides=self.mapping)
+            row, bad = map_row({k: (None if v == "" else v) for k, v in raw.items()}, overrides=self.mapping)
             if bad:
                 self._note(Problem(self.path.name, f"line {no}: non-numeric {', '.join(bad[:3])}; left null"))
             rows.append({"step": step, **row})

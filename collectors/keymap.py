@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -109,6 +110,12 @@ def _candidates(key: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 14)
+def family_name(key: str) -> str:
+    """`canonical_name` over every family map, cached: readers call it once per logged value."""
+    return canonical_name(key)
+
+
 def to_number(value: Any) -> float | None:
     """A float for numbers, booleans and numeric strings (NaN included); None for anything else."""
     if isinstance(value, bool):
@@ -123,18 +130,23 @@ def to_number(value: Any) -> float | None:
     return None
 
 
-def map_row(raw: Mapping[str, Any], maps: Iterable[Mapping[str, str]] = FAMILIES.values(),
+def map_row(raw: Mapping[str, Any], maps: Iterable[Mapping[str, str]] | Callable[[str], str] | None = None,
             overrides: Mapping[str, str] | None = None) -> tuple[dict[str, float], list[str]]:
     """Rename and coerce one step's metrics; return (row, keys whose value was not a number).
 
     A null value stays null (NaN) rather than absent, so a sparse key keeps its column. When two source
     keys land on one canonical name (`actor/entropy` and the old `actor/entropy_loss`), the first non-null wins.
     """
-    maps = list(maps)
+    if maps is None:
+        lookup = family_name
+    elif callable(maps):  # a cached name function of the reader's own (per-value speed)
+        lookup = maps
+    else:
+        lookup = lambda k, m=list(maps): canonical_name(k, m)
     row: dict[str, float] = {}
     bad: list[str] = []
     for key, value in raw.items():
-        name = (overrides or {}).get(key) or canonical_name(key, maps)
+        name = (overrides or {}).get(key) or lookup(key)
         number = math.nan if value is None else to_number(value)
         if number is None:
             bad.append(key)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import canonical_name, chunk, fill_from
+from collectors.keymap import chunk, family_name, fill_from
 from collectors.meta import RunMeta
 from collectors.run import Problem, Run
 from collectors.sources import register_source
@@ -120,7 +120,7 @@ class TensorBoardRun(Run):
                 if row is None:
                     row = rows[step] = {"step": step}
                     order.append(step)
-                row[canonical_name(tag)] = value
+                row[family_name(tag)] = value
                 if not math.isnan(wall):
                     row["wall_time"] = wall
         if not order:

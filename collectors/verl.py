@@ -17,13 +17,23 @@ import hashlib
 import json
 import math
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from collectors.keymap import VERL, chunk, fill_from, map_row, merge_by_step, to_number, unscale
+from collectors.keymap import (
+    VERL,
+    canonical_name,
+    chunk,
+    fill_from,
+    map_row,
+    merge_by_step,
+    to_number,
+    unscale,
+)
 from collectors.meta import RunMeta
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
@@ -84,6 +94,11 @@ def detect(target: str) -> bool:
     return bool(jsonl or logs or dumps)
 
 
+@lru_cache(maxsize=1 << 14)
+def _verl_name(key: str) -> str:
+    return canonical_name(key, [VERL])
+
+
 def verl_row(data: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
     """One step's verl metrics -> canonical row; scaled keys fixed, validation scores as eval/reward_mean."""
     fixed: dict[str, Any] = {}
@@ -94,7 +109,7 @@ def verl_row(data: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
         else:
             key, _ = unscale(key, 1.0)
         fixed[key] = value
-    row, bad = map_row(fixed, [VERL])
+    row, bad = map_row(fixed, _verl_name)
     for key, value in fixed.items():
         if key.startswith(_EVAL_PREFIXES) and "eval/reward_mean" not in row and key in row:
             row["eval/reward_mean"] = row[key]
