@@ -61,7 +61,7 @@ scenario(name="low_temperature", description="sampling temperature 0.1 (the loss
          allowed_rules=("zero_variance_groups", "reward_flat", "sparse_reward", "no_learning", "entropy_collapse",
                         "kl_clip_explode"))
 scenario(name="lr_too_high", description="AdamW learning rate 0.05, 100x the default",
-         symptom="policy/kl_ref and policy/clipfrac jump, then reward degrades",
+         symptom="policy/kl_ref jumps (clip fraction stays 0: one on-policy step per rollout), reward and eval collapse",
          overrides={"optim.lr": 0.05},
          expected_rules=("kl_clip_explode",),
          allowed_rules=("entropy_collapse", "no_learning", "reward_flat", "zero_variance_groups", "sparse_reward",
@@ -73,7 +73,8 @@ scenario(name="stale_rollouts", description="4 epochs x 4 minibatches per rollou
          allowed_rules=("entropy_collapse", "reward_flat"))
 scenario(name="logprob_mismatch",
          description="old log-probs from a bf16 rollout engine while training in fp32 (old_logprob_source=rollout)",
-         symptom="first-step ratio deviation and rollout/train log-prob gap far above healthy; clipping on step one",
+         symptom=("first-step ratio deviation (about 0.05, max 0.19) and rollout/train log-prob gap far above "
+                 "healthy (0); below clip eps 0.2, so no clipping on this tiny model"),
          overrides={"rollout.dtype": "bf16", "algo.old_logprob_source": "rollout"},
          expected_rules=("first_step_ratio",), allowed_rules=())
 # A small learning rate, so the fall is gradual (at 5e-4 the reward is at 0 within ten steps, which
