@@ -162,6 +162,17 @@ def test_non_finite_names_metric_and_step(tmp_path):
                                             "optim/grad_norm: 1 NaN/inf value(s), first at step 9"]
 
 
+def test_no_update_after_dynamic_sampling_dropped_everything_is_not_a_nan(tmp_path):
+    s = healthy_series(30)
+    s["groups/dropped_frac"] = np.zeros(30)
+    s["groups/dropped_frac"][5] = 1.0
+    for k in ("loss/total", "loss/policy", "optim/grad_norm"):
+        s[k][5] = math.nan
+    assert "non_finite" not in fired(diagnose(write(tmp_path, s)))
+    s["groups/dropped_frac"][5] = 0.5  # an update happened: its NaN loss is real
+    assert "non_finite" in fired(diagnose(write(tmp_path, s, name="real")))
+
+
 def samples_for(rewards_by_answer: dict[str, float], steps=range(3)) -> pd.DataFrame:
     rows = []
     for step in steps:

@@ -137,6 +137,10 @@ def non_finite(d: RunData):
     r = d.col("reward/mean")
     if r is not None:
         logged = np.isfinite(r)  # a NaN in a row that logged a reward is a real NaN, not a sparse key
+    dropped = d.col("groups/dropped_frac")
+    if dropped is not None:
+        # Dynamic sampling (DAPO) that dropped every group skips the update: no loss on that row is right.
+        logged &= ~(dropped >= 1.0)
     for name in d.metrics.columns:
         if name == "step" or name.startswith("_"):
             continue
