@@ -176,7 +176,7 @@ class Run:
         return s.reset_index(drop=True)
 
     def _note_duplicates(self) -> None:
-        self.metrics  # merge now, so duplicates are known
+        _ = self.metrics  # merge now, so duplicates are known
         dups = self._table.duplicate_steps
         if not dups or self.meta.resumes:
             return  # after a resume, re-logged steps are expected and noted in run.json

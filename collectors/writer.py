@@ -25,7 +25,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from collectors._atomic import write_parquet_atomic
-from collectors.meta import HEARTBEAT_INTERVAL_S, RUN_JSON, RunError, RunMeta, flatten_config, read_meta, write_meta
+from collectors.meta import (
+    HEARTBEAT_INTERVAL_S,
+    RUN_JSON,
+    RunError,
+    RunMeta,
+    flatten_config,
+    read_meta,
+    write_meta,
+)
 from collectors.parts import SEQ_COLUMN, list_parts, next_seq, part_name, plan_merge
 from collectors.schema import SAMPLE_REQUIRED, SAMPLES
 
@@ -44,7 +52,7 @@ def _to_float(key: str, step: int, value: Any) -> float | None:
     if value is None:
         return None  # null: the metric was not measured this step
     if isinstance(value, str):
-        raise ValueError(f"metric {key!r} at step {step}: expected a number, got the string {value!r}")
+        raise ValueError(f"metric {key!r} at step {step}: expected a number, got the string {value!r}")  # noqa: TRY004 - callers catch ValueError for every bad value
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -271,7 +279,7 @@ class RunWriter:
             except OSError:
                 pass  # the run folder is gone (a temporary run); there is nothing left to record
 
-    def __enter__(self) -> RunWriter:
+    def __enter__(self) -> RunWriter:  # noqa: PYI034
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -144,9 +144,9 @@ def samples():
     rows = []
     for g, rewards in enumerate([[0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1]]):
         for i, r in enumerate(rewards):
-            rows.append(dict(step=5, prompt_id=f"p{g}", group=g, sample=i, reward=float(r), passed=bool(r),
-                             advantage=0.0, num_tokens=10 * g + i, truncated=(g == 2 and i == 3),
-                             prompt="q", completion=f"answer {g}.{i}"))
+            rows.append({"step": 5, "prompt_id": f"p{g}", "group": g, "sample": i, "reward": float(r), "passed": bool(r),
+                             "advantage": 0.0, "num_tokens": 10 * g + i, "truncated": (g == 2 and i == 3),
+                             "prompt": "q", "completion": f"answer {g}.{i}"})
     return pd.DataFrame(rows)
 
 

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -26,9 +25,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _sample_rows(step: int, n: int = 4) -> list[dict]:
-    return [dict(step=step, prompt_id=f"p{step % 3}", group=i // 2, sample=i % 2, reward=float(i % 2),
-                 passed=bool(i % 2), advantage=(-1.0) ** i, num_tokens=5 + i, truncated=i == 3,
-                 prompt="1+1=", completion=["2", "naïve 🙂", "<b>x</b>", None][i]) for i in range(n)]
+    return [{"step": step, "prompt_id": f"p{step % 3}", "group": i // 2, "sample": i % 2, "reward": float(i % 2),
+                 "passed": bool(i % 2), "advantage": (-1.0) ** i, "num_tokens": 5 + i, "truncated": i == 3,
+                 "prompt": "1+1=", "completion": ["2", "naïve 🙂", "<b>x</b>", None][i]} for i in range(n)]
 
 
 def _spawn(code: str, *args: str) -> subprocess.Popen:
@@ -191,10 +190,9 @@ def test_sigterm_flushes_and_records_failed(tmp_path):
 
 
 def test_exception_inside_with_records_failed_with_the_error(tmp_path):
-    with pytest.raises(ZeroDivisionError):
-        with RunWriter(tmp_path / "r", flush_every=100) as w:
-            w.log_step(0, {"reward/mean": 1.0})
-            1 / 0
+    with pytest.raises(ZeroDivisionError), RunWriter(tmp_path / "r", flush_every=100) as w:
+        w.log_step(0, {"reward/mean": 1.0})
+        _ = 1 / 0
     run = load_run(tmp_path / "r")
     assert run.meta.status == "failed" and run.meta.error.startswith("ZeroDivisionError")
     assert run.metrics["step"].tolist() == [0]
@@ -364,7 +362,7 @@ def test_samples_are_read_lazily_by_step_range(tmp_path):
             w.log_samples(_sample_rows(s, 2))
             w.flush()
     run = load_run(run_dir)
-    part = sorted((run_dir / "samples").glob("part-*.parquet"))[0]
+    part = min((run_dir / "samples").glob("part-*.parquet"))
     part.write_bytes(b"garbage")  # a part outside the range asked for is not even opened
     got = run.samples(step_min=39, step_max=39)
     assert got["step"].tolist() == [39, 39] and run.problems == []
