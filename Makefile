@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.grposcope-installed
 
-.PHONY: demo test lint clean-venv
+.PHONY: demo test lint clean-venv sample-runs
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,3 +25,7 @@ lint: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# Regenerate every run in sample_runs/ from scratch (seed 0, CPU; about 5 minutes on 2 cores).
+sample-runs: $(STAMP)
+	$(PY) scripts/make_sample_runs.py
