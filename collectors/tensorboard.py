@@ -112,7 +112,11 @@ class TensorBoardRun(Run):
         order: list[int] = []
         for f in files:
             reader = self._files.setdefault(f, _EventFile(f))
-            if f.stat().st_size == 0:
+            try:
+                size = f.stat().st_size
+            except OSError:  # rotated away between the listing and now
+                continue
+            if size == 0:
                 self._note(Problem(f.name, "empty event file"))
                 continue
             for step, wall, tag, value in reader.read(self.problems):

@@ -54,7 +54,12 @@ class RecordReader:
     def read(self):
         if self.error:
             return
-        with self.path.open("rb") as f:
+        try:
+            f = self.path.open("rb")
+        except OSError as e:
+            self.error = f"cannot read ({e.strerror})"
+            return
+        with f:
             if self.offset == 0:
                 head = f.read(7)
                 if len(head) < 7:
