@@ -185,7 +185,8 @@ class RunInfo:
     error: str | None = None
 
 
-_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "metrics", "samples", "wandb"}
+# not "wandb": that folder is walked, because each of its offline-run-* folders is a run
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "metrics", "samples"}
 
 
 def native_info(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo:

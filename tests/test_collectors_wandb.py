@@ -73,3 +73,11 @@ def test_corrupt_and_unknown_version(offline_run, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "no run-*.wandb" in str(WandbOfflineRun(empty).problems[0])
+
+
+def test_discovery_finds_offline_runs_inside_a_wandb_folder(offline_run):
+    from collectors import discover_runs
+
+    root = offline_run.parent.parent  # the folder that holds wandb/, as a user's project folder does
+    found = discover_runs(root)
+    assert [(r.path, r.source) for r in found] == [(offline_run, "wandb")]
