@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+from timing import median_time  # benchmarks/timing.py (the script folder is on sys.path)
 
 from collectors import RunWriter, load_run
 from dashboard import charts
@@ -49,15 +50,6 @@ def write_run(path: Path, steps: int) -> float:
         for s in range(steps):
             w.log_step(s, synthetic_metrics(s, rng))
     return time.perf_counter() - t0
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def points_drawn(fig) -> int:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from timing import median_time  # benchmarks/timing.py (the script folder is on sys.path)
 
 from collectors import RunWriter, load_run
 from collectors.schema import METRICS
@@ -32,15 +33,6 @@ def write_run(path: Path, steps: int, names: list[str]) -> float:
         for s in range(steps):
             w.log_step(s, {k: (s * 7 + i) % 101 / 100 for i, k in enumerate(names)})
     return time.perf_counter() - t0
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import chunk, fill_from, map_row, merge_by_step
+from collectors.keymap import map_row, step_chunks
 from collectors.meta import RunMeta
 from collectors.run import Problem, Run
 from collectors.sources import register_source
@@ -79,10 +79,8 @@ class GenericRun(Run):
         if not rows:
             return []
         self._note_repeats(rows)
-        rows = fill_from(self._table.frame(), merge_by_step(rows))
-        frame = chunk(rows, self._seq)
-        self._seq += len(rows)
-        return [frame]
+        out, self._seq = step_chunks(self._table.frame(), rows, self._seq)
+        return out
 
     def _parse(self, no: int, text: str) -> dict[str, Any] | None:
         if self.path.suffix == ".csv":

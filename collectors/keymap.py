@@ -222,3 +222,16 @@ def fill_from(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> list[dict[str,
             row = old | row
         out.append(row)
     return out
+
+
+def step_chunks(known: pd.DataFrame, rows: list[dict[str, Any]], seq: int) -> tuple[list[pd.DataFrame], int]:
+    """New rows of a reader -> ([metrics chunk] or [], the next `_seq`).
+
+    Partial writes of a step are merged, and a step already in `known` (the run's table) keeps the values
+    it had, because the table replaces whole rows per step.
+    """
+    if not rows:
+        return [], seq
+    rows = fill_from(known, merge_by_step(rows))
+    return [chunk(rows, seq)], seq + len(rows)
+

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import TRL, chunk, fill_from, map_row, merge_by_step
+from collectors.keymap import TRL, map_row, step_chunks
 from collectors.meta import RunMeta
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
@@ -90,10 +90,8 @@ class TrlRun(Run):
         self._read_completions()
         if not rows:
             return []
-        rows = fill_from(self._table.frame(), merge_by_step(rows))
-        frame = chunk(rows, self._seq)
-        self._seq += len(rows)
-        return [frame]
+        out, self._seq = step_chunks(self._table.frame(), rows, self._seq)
+        return out
 
     def _read_state(self, state: Path) -> list[dict[str, Any]]:
         st = state.stat()

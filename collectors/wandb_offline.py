@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import chunk, fill_from, map_row, merge_by_step
+from collectors.keymap import map_row, step_chunks
 from collectors.meta import RunMeta, flatten_config
 from collectors.run import Problem, Run
 from collectors.sources import register_source
@@ -169,10 +169,8 @@ class WandbOfflineRun(Run):
             self._note(Problem(f.name, self._reader.error))
         if not rows:
             return []
-        rows = fill_from(self._table.frame(), merge_by_step(rows))
-        frame = chunk(rows, self._seq)
-        self._seq += len(rows)
-        return [frame]
+        out, self._seq = step_chunks(self._table.frame(), rows, self._seq)
+        return out
 
     def _history_row(self, f: Path, history) -> dict[str, Any] | None:
         values = {_key(it): _item_value(it) for it in history.item}
