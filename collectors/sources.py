@@ -6,8 +6,8 @@ A source says, cheaply (file names only), whether it recognises a target, and ho
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError
@@ -22,17 +22,19 @@ class Source:
     open: Callable[[str], Run]
     info: Callable[[Path, float], RunInfo] | None = None  # cheap runs-table line; default opens the run
     priority: int = 0  # higher is asked first
+    # what this source never or not always holds, and how a user gets it: {"samples": ..., "config": ...}
+    hints: Mapping[str, str] = field(default_factory=dict)
 
 
 SOURCES: dict[str, Source] = {}
 
 
 def register_source(name: str, detect: Callable[[str], bool], priority: int = 0,
-                    info: Callable[[Path, float], RunInfo] | None = None):
+                    info: Callable[[Path, float], RunInfo] | None = None, hints: Mapping[str, str] | None = None):
     """Decorator for a reader's open function: `@register_source("verl", detect=...)`."""
 
     def wrap(open_fn: Callable[[str], Run]) -> Callable[[str], Run]:
-        SOURCES[name] = Source(name, detect, open_fn, info, priority)
+        SOURCES[name] = Source(name, detect, open_fn, info, priority, dict(hints or {}))
         return open_fn
 
     return wrap
@@ -54,10 +56,18 @@ def open_run(target: str | Path, source: str | None = None) -> Run:
     """Open any run the collectors can read: a run folder, a foreign log folder or file, or a URI."""
     name = source or detect_source(target)
     if name is None:
-        raise RunError(f"{target}: no reader recognises this (not a run folder, and no known log files)")
+        broken = "".join(f"; {p}" for p in LOAD_PROBLEMS)
+        raise RunError(f"{target}: no reader recognises this (not a run folder, and no known log files){broken}")
     if name not in SOURCES:
         raise RunError(f"{target}: unknown source {name!r}; known: {', '.join(sorted(SOURCES))}")
     return SOURCES[name].open(str(target))
+
+
+def missing_hint(source: str, what: str) -> str | None:
+    """How a user of `source` gets `what` ("samples", "config") into their run, if the reader says."""
+    _load_readers()
+    src = SOURCES.get(source)
+    return src.hints.get(what) if src else None
 
 
 def info_for(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo | None:
@@ -74,9 +84,19 @@ def info_for(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo | None
     return None
 
 
-register_source("grpo", detect=lambda t: (Path(t) / RUN_JSON).is_file(), priority=100, info=native_info)(load_run)
+register_source("grpo", detect=lambda t: (Path(t) / RUN_JSON).is_file(), priority=100, info=native_info, hints={
+    "samples": "grpo-train writes one row per response unless `log.samples` is false; none was written yet.",
+    "config": "run.json has no config: the writer was started without one.",
+})(load_run)
 
 _loaded = False
+LOAD_PROBLEMS: list[str] = []  # "module: error" for each reader that failed to import
+
+
+def reader_problems() -> list[str]:
+    """Readers that could not be loaded (a missing optional dependency, a bug), one line each."""
+    _load_readers()
+    return list(LOAD_PROBLEMS)
 
 
 def _load_readers() -> None:
@@ -88,7 +108,10 @@ def _load_readers() -> None:
     import importlib
 
     for module in READER_MODULES:
-        importlib.import_module(module)
+        try:  # one broken reader must not take discovery of every other source down with it
+            importlib.import_module(module)
+        except Exception as e:  # noqa: BLE001 - any import-time failure of a reader is reported the same way
+            LOAD_PROBLEMS.append(f"reader {module} could not be loaded: {type(e).__name__}: {e}")
 
 
 # Each foreign reader module registers itself on import; add new readers here.
