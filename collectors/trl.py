@@ -13,6 +13,10 @@ What TRL 1.16 writes and how it differs from our names (the key map itself is `k
 - `completions/completions_{step}.parquet` (with `log_completions`): one row per response with the
   prompt, the completion, one column per reward function and the advantage. Groups are rebuilt from the
   prompt. At eval steps the file holds the eval completions, not the training ones, so those are left out.
+- The GRPOConfig is in `training_args.bin` beside each state file (a torch pickle), read inertly by
+  `collectors.trl_args`. trainer_state.json is written only at checkpoints (`save_steps`) and at the end,
+  so a running TRL job shows new steps only then; `GrpoScopeCallback` (collectors.trl_callback) writes
+  every log step as it happens.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ from typing import Any
 import pandas as pd
 
 from collectors.keymap import TRL, map_row, step_chunks
-from collectors.meta import RunMeta
+from collectors.meta import RunError, RunMeta
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
 from collectors.sources import register_source
+from collectors.trl_args import ARGS_FILE, read_training_args
 
 STATE = "trainer_state.json"
 _CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
@@ -111,8 +116,9 @@ class TrlRun(Run):
             return []
         self._state_sig = sig
         self.meta.status = "finished" if obj.get("global_step") == obj.get("max_steps") else "unknown"
-        self.meta.config = {k: obj[k] for k in ("max_steps", "logging_steps", "eval_steps", "save_steps",
-                                                "train_batch_size", "num_train_epochs") if k in obj}
+        self.meta.config = self._training_args(state)
+        self.meta.config.update({k: obj[k] for k in ("max_steps", "logging_steps", "eval_steps", "save_steps",
+                                                     "train_batch_size", "num_train_epochs") if k in obj})
         last = self.last_step
         rows = []
         for i, entry in enumerate(history):
@@ -132,6 +138,18 @@ class TrlRun(Run):
                 self._note(Problem(state.name, f"step {step}: non-numeric {', '.join(bad[:3])}; left null"))
             rows.append({"step": step, "train/epoch": entry.get("epoch"), **row})
         return rows
+
+    def _training_args(self, state: Path) -> dict[str, Any]:
+        """The GRPOConfig saved beside the state (every checkpoint has one), or {} with a problem noted."""
+        args = state.parent / ARGS_FILE
+        if not args.is_file():
+            self._note(Problem(str(args.relative_to(self.folder)), "not found; the run's GRPOConfig is unknown"))
+            return {}
+        try:
+            return read_training_args(args)
+        except RunError as e:
+            self._note(Problem(str(args.relative_to(self.folder)), str(e).split(": ", 1)[-1]))
+            return {}
 
     def _read_completions(self) -> None:
         folder = self.folder / "completions"
@@ -180,6 +198,11 @@ def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
     return out[list(SAMPLES)]
 
 
-@register_source("trl", detect=detect, priority=30)
+@register_source("trl", detect=detect, priority=30, hints={
+    "samples": "TRL writes completions only with `log_completions=True` in GRPOConfig (completions/*.parquet "
+               "in the output folder); or add collectors.trl_callback.GrpoScopeCallback to the trainer.",
+    "config": "the GRPOConfig is read from training_args.bin, which TRL saves with each checkpoint; "
+              "none was found or it could not be read (see the reading problems).",
+})
 def open_trl(target: str) -> TrlRun:
     return TrlRun(target)

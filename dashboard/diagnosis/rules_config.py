@@ -25,6 +25,8 @@ def _whole_run(d: RunData):
 def config_kl_twice(d: RunData):
     if d.setting("algo.kl_mode") is not None:
         return []  # grpo_core has one kl_mode field: the KL goes to exactly one place by construction
+    if d.source == "trl" and d.setting("beta") is not None:
+        return []  # GRPOTrainer has only `beta`, a KL term in the loss; it never puts a KL into the reward
     in_reward = d.setting("use_kl_in_reward", "kl_in_reward")
     in_loss = d.setting("use_kl_loss")
     if in_reward is None or in_loss is None:
