@@ -121,6 +121,9 @@ class GenericRun(Run):
             self.problems.append(problem)
 
 
-@register_source("generic", detect=detect, priority=1)
+@register_source("generic", detect=detect, priority=1, hints={
+    "samples": "a one-row-per-step log holds metrics only; responses need a run folder (collectors.RunWriter).",
+    "config": "a one-row-per-step log holds no config.",
+})
 def open_generic(target: str) -> GenericRun:
     return GenericRun(target)

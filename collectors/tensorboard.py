@@ -140,6 +140,10 @@ class TensorBoardRun(Run):
             self.problems.append(problem)
 
 
-@register_source("tensorboard", detect=detect, priority=10)
+@register_source("tensorboard", detect=detect, priority=10, hints={
+    "samples": "TensorBoard event files hold the trainer's scalars, not its responses; log responses with "
+               "the framework's own dump (TRL log_completions, verl rollout_data_dir) and open that instead.",
+    "config": "the scalars in TensorBoard event files carry no training config.",
+})
 def open_tensorboard(target: str) -> TensorBoardRun:
     return TensorBoardRun(target)

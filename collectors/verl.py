@@ -297,6 +297,11 @@ def dump_samples(step: int, records: list[tuple[str, Any, float]]) -> tuple[pd.D
     return frame, stats
 
 
-@register_source("verl", detect=detect, priority=20)
+@register_source("verl", detect=detect, priority=20, hints={
+    "samples": "verl dumps responses only with `trainer.rollout_data_dir=DIR` ({step}.jsonl per step); "
+               "put that folder inside the run folder (or open it) to get samples and zero-variance groups.",
+    "config": "verl's file and console loggers write no config; grposcope cannot see the Hydra config "
+              "(outputs/<date>/<time>/.hydra/config.yaml) from the log alone.",
+})
 def open_verl(target: str) -> VerlRun:
     return VerlRun(target)

@@ -40,6 +40,7 @@ class Panel:
     band: tuple[str, str] | None = None  # (mean, std) columns: a mean +- std band
     hline: float | None = None  # reference line, e.g. ratio 1
     unit_range: bool = False  # a fraction in [0, 1]
+    short: str = ""  # name in running text ("not logged: pass rate, KL")
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -48,23 +49,28 @@ class Panel:
 
 CHECKLIST: tuple[Panel, ...] = (
     Panel("reward", "Raw reward: mean with std band", (Series("reward/mean", "reward mean"),),
-          band=("reward/mean", "reward/std")),
+          band=("reward/mean", "reward/std"), short="reward mean/std"),
     Panel("zero_var", "Zero-variance groups (all-pass / all-fail split)",
           (Series("groups/zero_std_frac", "zero-variance"), Series("groups/all_pass_frac", "all pass", dash="dot"),
-           Series("groups/all_fail_frac", "all fail", dash="dash")), unit_range=True),
+           Series("groups/all_fail_frac", "all fail", dash="dash")), unit_range=True,
+          short="zero-variance groups"),
     Panel("pass_rate", "Pass rate: train and eval",
-          (Series("reward/pass_rate", "train"), Series("eval/pass_rate", "eval", sparse=True)), unit_range=True),
+          (Series("reward/pass_rate", "train"), Series("eval/pass_rate", "eval", sparse=True)), unit_range=True,
+          short="pass rate"),
     Panel("length", "Completion length (tokens) and truncated fraction (right axis)",
           (Series("completions/len_mean", "length mean"), Series("completions/len_max", "length max", dash="dot"),
-           Series("completions/truncated_frac", "truncated frac", secondary=True, dash="dash"))),
-    Panel("entropy", "Entropy (nats per token)", (Series("policy/entropy", "entropy"),)),
-    Panel("kl_ref", "KL to the reference", (Series("policy/kl_ref", "KL ref"),)),
+           Series("completions/truncated_frac", "truncated frac", secondary=True, dash="dash")),
+          short="completion length"),
+    Panel("entropy", "Entropy (nats per token)", (Series("policy/entropy", "entropy"),), short="entropy"),
+    Panel("kl_ref", "KL to the reference", (Series("policy/kl_ref", "KL ref"),), short="KL to the reference"),
     Panel("clip", "Clip fraction (low / high)",
           (Series("policy/clipfrac", "clipfrac"), Series("policy/clipfrac_low", "low", dash="dot"),
-           Series("policy/clipfrac_high", "high", dash="dash")), unit_range=True),
+           Series("policy/clipfrac_high", "high", dash="dash")), unit_range=True,
+          short="clip fraction"),
     Panel("ratio", "First-step ratio current/old (should be 1); max |ratio - 1| on the right",
           (Series("policy/ratio_first_step", "ratio first step"),
-           Series("policy/ratio_first_step_max_dev", "max |ratio-1|", secondary=True, dash="dot")), hline=1.0),
+           Series("policy/ratio_first_step_max_dev", "max |ratio-1|", secondary=True, dash="dot")), hline=1.0,
+          short="first-step ratio"),
 )
 PANELS = {p.key: p for p in CHECKLIST}
 

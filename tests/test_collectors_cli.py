@@ -66,3 +66,22 @@ def test_detection_picks_each_reader(tmp_path):
     assert detect_source(tmp_path / "verl") == "verl"
     assert detect_source(tmp_path / "csv.csv") == "generic"
     assert detect_source(tmp_path / "other.txt") is None
+
+
+def test_a_reader_that_fails_to_import_is_reported_not_fatal(tmp_path):
+    """One broken reader module: discovery of every other source still works, and the failure is named."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "log.csv").write_text("step,reward\n1,0.5\n")
+    target = str(run / "log.csv")
+    code = ("import collectors.sources as s; s.READER_MODULES.insert(0, 'collectors.no_such_reader'); "
+            f"from collectors import open_run; r = open_run({target!r}); print(len(r.metrics), s.reader_problems())")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("1 [\"reader collectors.no_such_reader could not be loaded: "
+                                  "ModuleNotFoundError: No module named 'collectors.no_such_reader'\"]")

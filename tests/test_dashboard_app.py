@@ -435,22 +435,34 @@ def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
     """A foreign run (TensorBoard event file with TRL tag names) opens on every page through its reader."""
     tb = pytest.importorskip("torch.utils.tensorboard")
     monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
-    w = tb.SummaryWriter(str(tmp_path / "tb_run"))
-    for i in range(20):
-        w.add_scalar("train/reward", 0.05 * i, i)
-    w.close()
+    for name in ("tb_run", "tb_run2"):
+        w = tb.SummaryWriter(str(tmp_path / name))
+        for i in range(20):
+            w.add_scalar("train/reward", 0.05 * i, i)
+        w.close()
     table = open_page(None).dataframe[0].value
     row = table[table["name"] == "tb_run"].iloc[0]
     assert (row["source"], row["last_step"]) == ("tensorboard", 19)
     key = f"{tmp_path.name}/tb_run"
     for page in ("checklist", "diagnosis", "samples", "config", "live", "compare"):
-        at = open_page(page, [key, key] if page == "compare" else [key])
-        if page == "checklist":
-            ys = next(t["y"] for t in chart_spec(at)["data"] if t.get("name") == "reward mean")
+        at = open_page(page, [key, key + "2"] if page == "compare" else [key])
+        shown = texts(at)
+        if page in ("checklist", "live"):
+            spec = chart_spec(at)
+            ys = next(t["y"] for t in spec["data"] if t.get("name") == "reward mean")
             assert trace_values(ys) == pytest.approx([0.05 * i for i in range(20)])
+            # only the reward chart has data: the other seven are named, not drawn empty
+            assert [a["text"] for a in spec["layout"]["annotations"]] == ["Raw reward: mean with std band"]
+            assert escape_md("Not logged by this tensorboard run, so not drawn: zero-variance groups, pass rate, "
+                             "completion length, entropy, KL to the reference, clip fraction, first-step ratio.") in shown
+        if page == "compare":
+            assert escape_md("None of these runs logs: zero-variance groups, pass rate") in shown
+        if page == "samples":
+            assert escape_md("This tensorboard run has no samples (responses): TensorBoard event files hold") in shown
+            assert not at.selectbox or all(b.label != "Step" for b in at.selectbox)
         if page == "config":
-            answers = at.dataframe[0].value["answer"]
-            assert all("unknown" in str(a).lower() for a in answers)
+            assert escape_md("This tensorboard run has no config: the scalars in TensorBoard event files") in shown
+            assert not at.dataframe  # no table of five "unknown" answers
 
 
 def test_picking_runs_puts_them_in_the_url_and_links():

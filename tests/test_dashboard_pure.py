@@ -241,3 +241,26 @@ def test_cli_runs_streamlit_headless_on_localhost(tmp_path):
     assert env[paths.ROOTS_ENV].split(":") == [str(tmp_path / "r1"), str(tmp_path / "r2")]
     defaults = cli.environment(cli.parse_args([]))[paths.ROOTS_ENV].split(":")
     assert defaults[0].endswith("/runs") and defaults[1].endswith("/sample_runs")
+
+
+# -- coverage: what a run lacks ----------------------------------------------------------------------
+def test_split_panels_treats_an_all_null_column_as_not_logged():
+    from dashboard import coverage
+
+    frame = pd.DataFrame({"step": [1, 2], "reward/mean": [0.1, 0.2], "policy/entropy": [np.nan, np.nan],
+                          "eval/pass_rate": [np.nan, 0.5]})
+    drawn, missing = coverage.split_panels(frame, charts.CHECKLIST)
+    assert [p.key for p in drawn] == ["reward", "pass_rate"]  # one eval point is enough to draw a chart
+    assert "entropy" in [p.key for p in missing]
+    msg = coverage.missing_panels_message("verl", missing, any_steps=True)
+    assert msg.startswith("Not logged by this verl run, so not drawn: zero-variance groups, completion length, "
+                          "entropy, KL to the reference, clip fraction, first-step ratio.")
+    assert coverage.missing_panels_message("verl", missing, any_steps=False) is None
+
+
+def test_missing_message_uses_the_readers_hint():
+    from dashboard import coverage
+
+    assert "trainer.rollout_data_dir" in coverage.missing_message("verl", "samples")
+    assert coverage.missing_message("mystery", "config") == (
+        "This mystery run has no config: the source did not record any.")

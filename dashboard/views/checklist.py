@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import charts, ui
+from dashboard import charts, coverage, ui
 from dashboard.text import escape_md
 
 st.title("Checklist")
@@ -24,15 +24,28 @@ diagnosis = ui.diagnosis_or_error(snap) if shade else None
 shades = tuple(charts.Shade(tuple(f.metrics), tuple(f.step_range), f.severity, f.rule_id)
                for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
 
+if not len(snap.metrics):
+    st.info("This run has no logged steps yet.")
+    st.stop()
+# charts of metrics this source never logs are named under the charts, not drawn empty
+drawn, missing = coverage.split_panels(snap.metrics, charts.CHECKLIST)
+source = snap.run.meta.source
+
 focus = st.query_params.get("metric")
 if focus:
-    panels = tuple(charts.panels_for_metric(focus))
+    panels = tuple(p for p in charts.panels_for_metric(focus) if p in drawn)
     if panels:
         st.markdown("**Focused on** " + escape_md(focus))
         st.plotly_chart(charts.checklist_figure(snap.metrics, panels, x, smoothing, shades), key="focus")
+    elif charts.panels_for_metric(focus):
+        st.info(escape_md(f"{focus} is not logged by this {source} run; showing the charts it has."))
     else:
         st.info(escape_md(focus) + " is not on the checklist; showing all charts.")
 
-if not len(snap.metrics):
-    st.info("This run has no logged steps yet.")
-st.plotly_chart(charts.checklist_figure(snap.metrics, charts.CHECKLIST, x, smoothing, shades), key="checklist")
+if drawn:
+    st.plotly_chart(charts.checklist_figure(snap.metrics, drawn, x, smoothing, shades), key="checklist")
+else:
+    st.info(escape_md(f"This {source} run logs none of the checklist metrics; its columns: "
+                      + ", ".join(c for c in snap.metrics.columns if c != "step")))
+if note := coverage.missing_panels_message(source, missing, bool(len(snap.metrics))):
+    st.caption(escape_md(note))

@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, config_questions, ui
+from dashboard import charts, config_questions, coverage, ui
+from dashboard.text import escape_md
 
 st.title("Compare")
 picked = ui.pick_runs("Runs to compare", multi=True, min_runs=2)
@@ -22,7 +23,12 @@ c1, c2 = st.columns([1, 2])
 x = c1.radio("x axis", ["step", "wall_time"], horizontal=True, format_func=lambda v: v.replace("_", " "))
 smoothing = c2.slider("Smoothing (EMA weight; the raw series stays drawn)", 0.0, 0.99, 0.0, 0.01)
 frames = {names[k]: s.metrics for k, s in snaps.items()}
-st.plotly_chart(charts.compare_figure(frames, charts.CHECKLIST, x, smoothing), key="compare")
+# a chart is drawn when any of the runs logs it; one that none logs is named, not drawn empty
+drawn = tuple(p for p in charts.CHECKLIST if any(coverage.panel_has_data(f, p) for f in frames.values()))
+if drawn:
+    st.plotly_chart(charts.compare_figure(frames, drawn, x, smoothing), key="compare")
+if missing := tuple(p for p in charts.CHECKLIST if p not in drawn):
+    st.caption(escape_md("None of these runs logs: " + ", ".join(p.short or p.title for p in missing)))
 
 st.subheader("Config differences")
 diff = config_questions.config_diff({names[k]: s.run.meta.config for k, s in snaps.items()})

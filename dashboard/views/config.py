@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import config_questions, ui
+from dashboard import config_questions, coverage, ui
 from dashboard.text import escape_md
 
 st.title("Config")
@@ -16,6 +16,10 @@ if snap is None:
     st.stop()
 ui.run_header(key, snap)
 meta = snap.run.meta
+if not meta.config:
+    st.info(escape_md(coverage.missing_message(meta.source, "config")))
+    st.caption("Without a config the five questions of section 6 cannot be answered from this run.")
+    st.stop()
 
 st.subheader("The five questions")
 answers = config_questions.answer_questions(meta.config, meta.source)

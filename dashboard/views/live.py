@@ -3,7 +3,7 @@ how long ago it last updated, a pause switch, and findings as they appear."""
 
 import streamlit as st
 
-from dashboard import charts, ui
+from dashboard import charts, coverage, ui
 from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md
 
 st.title("Live")
@@ -43,8 +43,11 @@ def live_view() -> None:
         st.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{escape_md(f.title)}**{escape_md(span)}")
     shades = tuple(charts.Shade(tuple(f.metrics), tuple(f.step_range), f.severity, f.rule_id)
                    for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
-    st.plotly_chart(charts.checklist_figure(frame, charts.CHECKLIST, "step", 0.0, shades, n_out=1000),
-                    key="live_chart")
+    drawn, missing = coverage.split_panels(frame, charts.CHECKLIST)
+    if drawn:
+        st.plotly_chart(charts.checklist_figure(frame, drawn, "step", 0.0, shades, n_out=1000), key="live_chart")
+    if note := coverage.missing_panels_message(run.meta.source, missing, bool(len(frame))):
+        st.caption(escape_md(note))
 
 
 live_view()

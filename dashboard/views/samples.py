@@ -4,7 +4,8 @@ untrusted and is shown only with st.code / st.dataframe, never as Markdown or HT
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, samples_view, ui
+from dashboard import coverage, data, samples_view, ui
+from dashboard.text import escape_md
 
 MAX_GROUPS = 30  # groups drawn in full; the summary table lists them all
 
@@ -20,7 +21,7 @@ ui.run_header(key, snap)
 
 steps = data.sample_steps(snap)
 if not steps:
-    st.info("This run logged no samples.")
+    st.info(escape_md(coverage.missing_message(snap.run.meta.source, "samples")))
     st.stop()
 
 wanted = st.query_params.get("step")
