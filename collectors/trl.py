@@ -91,6 +91,12 @@ class TrlRun(Run):
         if state is None:
             self._note(Problem(self.path.name, f"no {STATE} here or in checkpoint-*/"))
             return []
+        latest = max(state_files(self.path), key=lambda p: p.stat().st_mtime)
+        if _state_step(latest) < _state_step(state):
+            # a run restarted without resume_from_checkpoint writes low checkpoints again beside the old ones
+            self._note(Problem(str(latest.relative_to(self.folder)),
+                               f"written after {state.relative_to(self.folder)} but at an earlier step: the run "
+                               "was restarted from scratch into the same folder; showing the highest checkpoint"))
         rows = self._read_state(state)
         self._read_completions()
         if not rows:

@@ -111,6 +111,21 @@ def test_bad_state_file_and_empty_folder(tmp_path):
     assert "no trainer_state.json" in str(TrlRun(empty).problems[0])
 
 
+def test_restart_into_the_same_folder_is_named(tmp_path):
+    import os
+
+    for step, mtime in ((8, 1000), (4, 2000)):  # checkpoint-4 written later: a fresh run over an old one
+        ck = tmp_path / f"checkpoint-{step}"
+        ck.mkdir()
+        (ck / "trainer_state.json").write_text(json.dumps({"log_history": [{"step": s, "reward": 0.1 * s}
+                                                                           for s in range(1, step + 1)]}))
+        os.utime(ck / "trainer_state.json", (mtime, mtime))
+    run = TrlRun(tmp_path)
+    assert list(run.metrics["step"]) == list(range(1, 9))
+    assert any(p.file == "checkpoint-4/trainer_state.json" and "restarted from scratch" in p.message
+               for p in run.problems), run.problems
+
+
 def test_training_args_are_read_without_running_the_pickle(tmp_path):
     import pickle
     import zipfile

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from collectors.sources import reader_problems
 from dashboard import data, ui
 from dashboard.text import escape_md, fmt_time, health_label
 
@@ -10,6 +11,9 @@ MAX_JUDGED = 50  # runs whose diagnosis the table computes; more would make the 
 st.title("Runs")
 st.caption(escape_md("Roots: " + ", ".join(f"{r.label} = {r.path}" for r in data.roots())))
 ui.resolve_selected()  # shows a refusal for a run in the URL that lies outside the roots
+
+for problem in reader_problems():  # e.g. an optional dependency missing: its source's runs are not listed
+    st.warning(escape_md(problem))
 
 table = data.all_runs()
 if not len(table):
