@@ -35,12 +35,13 @@ def fmt_time(unix_s: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(unix_s)))
 
 
-def health_label(critical: int | None, warning: int | None) -> str:
-    """The runs table's badge: counts of critical and warning findings."""
+def health_label(critical: int | None, warning: int | None, status: str = "") -> str:
+    """The runs table's badge: counts of critical and warning findings; a failed run is never "ok"."""
     if critical is None:
         return "not judged"
     if not critical and not warning:
-        return "✅ ok"
+        # the rules read metrics; a crash they cannot see in them is still not a healthy run
+        return "❌ failed, no finding in the metrics" if status == "failed" else "✅ ok"
     parts = []
     if critical:
         parts.append(f"🔴 {critical} critical")

@@ -80,6 +80,7 @@ def test_runs_page_lists_every_run():
     health = dict(zip(table["name"], table["health"]))
     assert health["healthy"] == "✅ ok"
     assert "critical" in health["broken_verifier"]
+    assert health["crashed"] == "❌ failed, no finding in the metrics"  # an OOM leaves the metrics clean
     assert set(table["key"]) == {f"root/{n}" for n in RUN_NAMES}
 
 

@@ -228,6 +228,8 @@ def test_escape_md_neutralises_images_and_html():
     assert "\n" not in out and out.replace("\\", "").startswith("![x](http://evil")
     assert text.ago(100.0, now=112.0) == "12 s ago" and text.ago(None) == "never"
     assert text.health_label(0, 0).endswith("ok") and "2 critical" in text.health_label(2, 1)
+    assert text.health_label(0, 0, "failed") == "❌ failed, no finding in the metrics"
+    assert "1 warning" in text.health_label(0, 1, "failed")
 
 
 def test_cli_runs_streamlit_headless_on_localhost(tmp_path):

@@ -34,7 +34,7 @@ if source_filter:
     shown = shown[shown["source"].isin(source_filter)]
 
 counts = [data.health(p) if i < MAX_JUDGED else (None, None) for i, p in enumerate(shown["path"])]
-view = shown.assign(health=[health_label(c, w) for c, w in counts],
+view = shown.assign(health=[health_label(c, w, st_) for (c, w), st_ in zip(counts, shown["status"], strict=True)],
                     last_update=[fmt_time(t) for t in shown["last_update"]])
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
