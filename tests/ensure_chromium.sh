@@ -3,20 +3,22 @@
 # Installs it with apt when it is missing and we are root; otherwise says why and exits 0, and the browser
 # test then skips with that reason. Playwright drives this system browser; it never downloads its own.
 set -u
-if command -v chromium >/dev/null 2>&1; then
+# the emoji font: without it the status and severity icons render as empty boxes in the screenshots
+PACKAGES="chromium fonts-noto-color-emoji"
+if command -v chromium >/dev/null 2>&1 && [ -e /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; then
     exit 0
 fi
 if [ "$(id -u)" != "0" ]; then
-    echo "ensure_chromium: chromium is missing and we are not root; the browser test will skip" >&2
+    echo "ensure_chromium: chromium or the emoji font is missing and we are not root; the browser test may skip" >&2
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-    echo "ensure_chromium: chromium is missing and there is no apt-get; the browser test will skip" >&2
+    echo "ensure_chromium: chromium or the emoji font is missing and there is no apt-get; the browser test may skip" >&2
     exit 0
 fi
-echo "ensure_chromium: installing chromium with apt-get (once)" >&2
+echo "ensure_chromium: installing $PACKAGES with apt-get (once)" >&2
 export DEBIAN_FRONTEND=noninteractive
-if ! { apt-get update -qq && apt-get install -y -qq chromium; } >/tmp/ensure_chromium.log 2>&1; then
+if ! { apt-get update -qq && apt-get install -y -qq $PACKAGES; } >/tmp/ensure_chromium.log 2>&1; then
     echo "ensure_chromium: apt-get could not install chromium (see /tmp/ensure_chromium.log); the browser test will skip" >&2
 fi
 exit 0
