@@ -120,6 +120,21 @@ def test_kl_explosion_is_found_within_a_few_steps_of_its_onset(tmp_path):
     assert first_seen is not None and 40 <= first_seen <= 43
 
 
+def test_kl_explosion_at_llm_scale_is_found_and_a_noisy_small_kl_is_not(tmp_path):
+    # LLM runs sit far below our toy's KL: 0.01 nats for 60 steps, then 0.4 (40x) must fire
+    s = healthy_series(100)
+    s["policy/kl_ref"] = np.r_[np.full(60, 0.01), np.full(40, 0.4)]
+    f = by_rule(diagnose(write(tmp_path, s, name="llm")), "kl_clip_explode")
+    assert f.severity == "warning" and f.step_range[0] == 62  # the 5-step median over steps 58-62 has 3 at 0.4
+    assert "jumps to 0.4" in f.evidence[0].text
+    # ... but a tiny KL wobbling 0.002 <-> 0.03 (15x) stays under the settled 0.05-nat floor
+    s["policy/kl_ref"] = np.where(np.arange(100) % 20 < 10, 0.002, 0.03)
+    assert "kl_clip_explode" not in fired(diagnose(write(tmp_path, s, name="wobble")))
+    # ... and the climb off zero in the first steps needs the 0.5 floor, as before
+    s["policy/kl_ref"] = np.r_[np.zeros(3), np.full(97, 0.3)]
+    assert "kl_clip_explode" not in fired(diagnose(write(tmp_path, s, name="climb")))
+
+
 def test_entropy_fast_collapse_is_critical_slow_decline_only_info(tmp_path):
     s = healthy_series(100)
     s["policy/entropy"] = np.r_[np.full(30, 1.0), np.linspace(1.0, 0.1, 10), np.full(60, 0.1)]
