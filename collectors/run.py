@@ -175,6 +175,14 @@ class Run:
             s = s[s["step"] <= step_max]
         return s.reset_index(drop=True)
 
+    def until(self, step: int) -> Run:
+        """A frozen copy of the run as it stood at `step`: metrics and samples up to it, nothing to refresh.
+
+        For post-mortems ("what would the diagnosis have said at step 40?") and for measuring how soon a
+        rule fires, by replaying a finished run step by step.
+        """
+        return _Prefix(self, step)
+
     def _note_duplicates(self) -> None:
         _ = self.metrics  # merge now, so duplicates are known
         dups = self._table.duplicate_steps
@@ -187,3 +195,17 @@ class Run:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} source={self.meta.source} steps={len(self.metrics)}>"
+
+
+class _Prefix(Run):
+    """`Run.until(step)`: the same metadata, the rows up to `step`; refresh() reads nothing."""
+
+    def __init__(self, run: Run, step: int) -> None:
+        super().__init__(run.path, run.meta, run.stale_after_s)
+        frame = run.metrics
+        self._table.append(frame[frame["step"] <= step])
+        self._samples = run.samples(step_max=step)
+        self.problems = list(run.problems)
+
+    def _read_new(self) -> list[pd.DataFrame]:
+        return []

@@ -109,12 +109,9 @@ def test_kl_explosion_is_found_within_a_few_steps_of_its_onset(tmp_path):
     s = healthy_series(80)
     s["policy/kl_ref"] = np.r_[np.full(40, 0.1), np.full(40, 3.0)]
     run = write(tmp_path, s)
-    full = run.metrics
     first_seen = None
     for last in range(35, 80):  # replay the run as it grew: when does the finding first appear?
-        run._table.reset()
-        run._table.append(full[full["step"] <= last])
-        if "kl_clip_explode" in fired(diagnose(run)):
+        if "kl_clip_explode" in fired(diagnose(run.until(last))):
             first_seen = last
             break
     assert first_seen is not None and 40 <= first_seen <= 43
@@ -291,6 +288,18 @@ def test_cli_text_json_exit_codes(tmp_path, capsys):
     assert f["rule_id"] == "non_finite" and f["step_range"] == [3, 3]
     assert diagnose_main([str(tmp_path / "missing")]) == 2
     assert str(tmp_path / "missing") in capsys.readouterr().err
+
+
+def test_cli_until_step_diagnoses_the_run_as_it_stood(tmp_path, capsys):
+    s = healthy_series(30)
+    s["loss/total"][3] = math.inf
+    write(tmp_path, s, name="bad")
+    assert diagnose_main([str(tmp_path / "bad"), "--until-step", "2", "--fail-on", "critical"]) == 0
+    assert "== " + str(tmp_path / "bad") + ": 3 steps (last 2)" in capsys.readouterr().out
+    assert diagnose_main([str(tmp_path / "bad"), "--until-step", "3", "--fail-on", "critical"]) == 1
+    assert "NaN/inf in 1 metric(s) from step 3" in capsys.readouterr().out
+    assert diagnose_main([str(tmp_path / "bad"), "--until-step", "3", "--watch"]) == 2
+    assert "--watch and --until-step" in capsys.readouterr().err
 
 
 def test_cli_watch_prints_new_findings_once_and_stops_on_a_finished_run(tmp_path, capsys):

@@ -98,10 +98,9 @@ def test_first_step_ratio_appears_at_the_first_step_of_the_mismatch_run():
     from dashboard.diagnosis import diagnose
 
     run = load_run(SAMPLES / runs[name]["path"])
-    first = run.metrics[run.metrics["step"] == run.metrics["step"].min()]
-    run._table.reset()
-    run._table.append(first)
-    assert "first_step_ratio" in {f.rule_id for f in diagnose(run).findings}
+    first = run.until(int(run.metrics["step"].min()))
+    assert len(first.metrics) == 1
+    assert "first_step_ratio" in {f.rule_id for f in diagnose(first).findings}
 
 
 if __name__ == "__main__":

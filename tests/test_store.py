@@ -387,3 +387,20 @@ def test_hand_written_run_as_documented_loads(tmp_path):
     loaded = load_run(run)
     assert loaded.metrics["reward/mean"].tolist() == [0.1, 0.2, 0.4]
     assert loaded.meta.config == {"algo.group_size": 8} and loaded.problems == []
+
+
+def test_until_is_a_frozen_prefix_and_leaves_the_run_alone(tmp_path):
+    from collectors import RunWriter, load_run
+
+    w = RunWriter(tmp_path / "r", name="r", config={"a": 1}, handle_signals=False)
+    for i in range(10):
+        w.log_step(i, {"reward/mean": 0.1 * i})
+    for step in (2, 8):
+        w.log_samples([{"step": step, "prompt_id": "p", "group": 0, "sample": 0, "reward": 1.0, "passed": True,
+                        "advantage": 0.0, "num_tokens": 3, "truncated": False, "prompt": "q", "completion": "a"}])
+    w.close()
+    run = load_run(tmp_path / "r")
+    past = run.until(4)
+    assert list(past.metrics["step"]) == [0, 1, 2, 3, 4] and list(past.samples()["step"]) == [2]
+    assert past.meta.config == {"a": 1} and past.refresh() == 0
+    assert len(run.metrics) == 10 and list(run.samples()["step"]) == [2, 8]

@@ -28,6 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="exit 1 when a finding of this severity or worse is found")
     p.add_argument("--watch", action="store_true", help="re-check the run(s) as they grow; print only new findings")
     p.add_argument("--interval", type=float, default=5.0, help="seconds between checks with --watch")
+    p.add_argument("--until-step", type=int, default=None, metavar="N",
+                   help="diagnose the run(s) as they stood at step N (post-mortem: when would it have warned?)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list the rules that could not judge")
     return p.parse_args(argv)
 
@@ -104,8 +106,13 @@ def main(argv: list[str] | None = None) -> int:
             msg = str(e) if target in str(e) else f"{target}: {e}"
             print(f"grpo-diagnose: cannot read {msg}", file=sys.stderr)
             return 2
+    if args.watch and args.until_step is not None:
+        print("grpo-diagnose: --watch and --until-step do not go together", file=sys.stderr)
+        return 2
     if args.watch:
         return watch(runs, args)
+    if args.until_step is not None:
+        runs = {name: run.until(args.until_step) for name, run in runs.items()}
     results = {name: diagnose(run) for name, run in runs.items()}
     if args.format == "json":
         print(json.dumps({name: d.to_dict() for name, d in results.items()}, indent=2))
