@@ -7,6 +7,7 @@ appended. EventAccumulator is not used: its default size_guidance silently keeps
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,7 @@ class TensorBoardRun(Run):
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.name, name=path.name, source="tensorboard"))
         self._files: dict[Path, _EventFile] = {}
+        self._spans: dict[Path, tuple[int, int]] = {}  # first and last step each file has held so far
         self._seq = 0
         self.refresh()
 
@@ -120,6 +122,8 @@ class TensorBoardRun(Run):
                 self._note(Problem(f.name, "empty event file"))
                 continue
             for step, wall, tag, value in reader.read(self.problems):
+                lo, hi = self._spans.get(f, (step, step))
+                self._spans[f] = (min(lo, step), max(hi, step))
                 row = rows.get(step)
                 if row is None:
                     row = rows[step] = {"step": step}
@@ -127,6 +131,7 @@ class TensorBoardRun(Run):
                 row[family_name(tag)] = value
                 if not math.isnan(wall):
                     row["wall_time"] = wall
+        self._note_restarts(files)
         if not order:
             return []
         # a step whose tags arrived over two refreshes: the table replaces whole rows, so send it complete
@@ -134,6 +139,14 @@ class TensorBoardRun(Run):
         frame = chunk(out, self._seq)
         self._seq += len(out)
         return [frame]
+
+    def _note_restarts(self, files: list[Path]) -> None:
+        """A later event file whose steps reach back into an earlier one's: the run was restarted."""
+        spans = [(f, self._spans[f]) for f in files if f in self._spans]
+        for (before, (_, end)), (after, (start, _)) in itertools.pairwise(spans):
+            if start <= end:
+                self._note(Problem(after.name, f"starts at step {start}, within {before.name} (up to step {end}): "
+                                               "a restarted run; for steps in both, this later file's values win"))
 
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:

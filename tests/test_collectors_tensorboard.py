@@ -70,3 +70,22 @@ def test_empty_and_corrupt_files_are_problems(tmp_path):
 def test_empty_folder_is_a_problem_not_a_crash(tmp_path):
     run = TensorBoardRun(tmp_path)
     assert len(run.metrics) == 0 and "no TensorBoard event files" in str(run.problems[0])
+
+
+def test_restart_into_the_same_folder_is_named(tmp_path):
+    import time
+
+    _write(tmp_path, 10).close()  # steps 0-9
+    time.sleep(1.1)  # event file names start with the creation second: the restart's file sorts after
+    w = SummaryWriter(log_dir=str(tmp_path))
+    for s in range(5, 8):  # restarted from a checkpoint at step 5, with a changed reward
+        w.add_scalar("train/reward", 9.0, s)
+    w.close()
+    run = open_run(tmp_path)
+    m = run.metrics.set_index("step")
+    assert len(m) == 10 and m.loc[6, "reward/mean"] == 9.0 and m.loc[9, "reward/mean"] == pytest.approx(0.9)
+    assert m.loc[6, "policy/kl_ref"] == pytest.approx(0.06)  # tags the restart did not log again stay
+    (first, second) = sorted(p.name for p in tmp_path.glob("events.out.tfevents.*"))
+    assert [str(p) for p in run.problems] == [
+        (f"{second}: starts at step 5, within {first} (up to step 9): a restarted run; for steps in both, this "
+        "later file's values win")]
