@@ -9,6 +9,8 @@
   `groups/zero_std_frac` exists only where dumps exist; elsewhere it is absent, never zero.
 
 Files are read from a byte offset kept between refreshes; a line without its newline waits for the rest.
+The config comes from `.hydra/config.yaml` beside the logs or the console log's printed dict
+(collectors.verl_config).
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from collectors.keymap import (
     to_number,
     unscale,
 )
-from collectors.meta import RunMeta
+from collectors.meta import RunError, RunMeta
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
 from collectors.sources import register_source
+from collectors.verl_config import read_config
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 _CONSOLE_RE = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
@@ -163,6 +166,8 @@ class VerlRun(Run):
         if not (jsonl or logs or dumps):
             self._note(Problem(self.path.name, "no verl JSONL, console log or rollout dumps here"))
             return []
+        if not self.meta.config and self.last_step is None:
+            self._read_config(logs)  # printed before the first step: once steps arrive, it is not coming
         rows: list[dict[str, Any]] = []
         for f in jsonl:
             rows += self._read_file(f, self._jsonl_row)
@@ -224,6 +229,17 @@ class VerlRun(Run):
         if bad:
             self._note(Problem(path.name, f"line {no}: non-numeric value for {', '.join(bad[:3])}; left null"))
         return {"step": step, **row}
+
+    def _read_config(self, logs: list[Path]) -> None:
+        folder = self.path if self.path.is_dir() else self.path.parent
+        try:
+            config, where = read_config(folder, logs)
+        except RunError as e:
+            self._note(Problem(".hydra/config.yaml", str(e).split(": ", 1)[-1]))
+            return
+        if config:
+            self.meta.config = config
+            self.meta.info["config_source"] = where
 
     # -- rollout dumps -----------------------------------------------------------------------
     def _read_dumps(self, folder: Path) -> list[dict[str, Any]]:
@@ -300,8 +316,9 @@ def dump_samples(step: int, records: list[tuple[str, Any, float]]) -> tuple[pd.D
 @register_source("verl", detect=detect, priority=20, hints={
     "samples": "verl dumps responses only with `trainer.rollout_data_dir=DIR` ({step}.jsonl per step); "
                "put that folder inside the run folder (or open it) to get samples and zero-variance groups.",
-    "config": "verl's file and console loggers write no config; grposcope cannot see the Hydra config "
-              "(outputs/<date>/<time>/.hydra/config.yaml) from the log alone.",
+    "config": "verl's file logger writes no config; grposcope reads it from Hydra's .hydra/config.yaml in "
+              "the run folder (outputs/<date>/<time>/) or from the config main_ppo prints in its console log; "
+              "neither is here.",
 })
 def open_verl(target: str) -> VerlRun:
     return VerlRun(target)

@@ -81,6 +81,54 @@ def test_real_verl_console_log():
         assert m[col].notna().sum() > 50, col
     assert m["eval/reward_mean"].notna().any()
     assert m["optim/lr"].dropna().iloc[0] == pytest.approx(1e-6)
+    # this log's printed config is cut mid-dict (lines lost around the reward_model block), so the
+    # config comes from the echoed `python3 -m verl.trainer.main_ppo ...` overrides
+    assert "command-line overrides only" in run.meta.info["config_source"]
+    c = run.meta.config
+    assert c["algorithm.kl_ctrl.kl_coef"] == 0.001 and c["actor_rollout_ref.actor.optim.lr"] == 1e-6
+    assert c["data.train_batch_size"] == 512 and c["critic.model.enable_gradient_checkpointing"] is False
+
+
+VERL_CONFIG = {"algorithm": {"adv_estimator": "grpo", "norm_adv_by_std_in_grpo": True, "use_kl_in_reward": False,
+                             "kl_ctrl": {"kl_coef": 0.001, "type": "fixed"}},
+               "actor_rollout_ref": {"actor": {"clip_ratio": 0.2, "use_kl_loss": True, "kl_loss_coef": 0.001,
+                                               "kl_loss_type": "low_var_kl", "loss_agg_mode": "token-mean",
+                                               "ppo_epochs": 1, "ppo_mini_batch_size": 256},
+                                     "rollout": {"n": 5, "name": "vllm", "temperature": 1.0}},
+               "trainer": {"logger": ["console"], "total_epochs": 15, "project_name": "p"}}
+
+
+def test_console_log_printed_config_is_read_from_its_own_process(tmp_path):
+    from pprint import pformat
+
+    lines = [f"\x1b[36m(TaskRunner pid=7)\x1b[0m {line}" for line in pformat(VERL_CONFIG).splitlines()]
+    lines.insert(3, "(WorkerDict pid=9) Flash Attention {only} supports fp16")  # another process, between
+    lines[5] += "(WorkerDict pid=9) glued without a newline {"  # and glued onto a config line
+    (tmp_path / "main_ppo.log").write_text("\n".join(lines) + "\n(TaskRunner pid=7) step:1 - critic/score/mean:0.5\n")
+    run = open_run(tmp_path)
+    c = run.meta.config
+    assert run.meta.info["config_source"] == "main_ppo.log"
+    assert c["algorithm.adv_estimator"] == "grpo" and c["actor_rollout_ref.rollout.n"] == 5
+    assert c["actor_rollout_ref.actor.loss_agg_mode"] == "token-mean" and c["trainer.logger"] == ["console"]
+    from dashboard.diagnosis import diagnose
+
+    unjudged = {n.rule_id for n in diagnose(run).not_judged}
+    assert not {"config_kl_twice", "config_small_group_adv", "config_many_reuses"} & unjudged
+
+
+def test_hydra_config_beside_the_logs_wins_and_bad_yaml_is_named(tmp_path):
+    import yaml
+
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / ".hydra" / "config.yaml").write_text(yaml.safe_dump(VERL_CONFIG))
+    (tmp_path / "main_ppo.log").write_text("(TaskRunner pid=7) step:1 - critic/score/mean:0.5\n")
+    run = open_run(tmp_path)
+    assert run.meta.config["algorithm.kl_ctrl.kl_coef"] == 0.001
+    assert run.meta.info["config_source"].endswith(".hydra/config.yaml")
+    (tmp_path / ".hydra" / "config.yaml").write_text("algorithm: {adv_estimator: grpo\n")
+    run = open_run(tmp_path)
+    assert run.meta.config == {} and len(run.metrics) == 1
+    assert any(p.file == ".hydra/config.yaml" and "not readable YAML" in p.message for p in run.problems)
 
 
 def test_rollout_dumps_give_samples_and_zero_std_groups(tmp_path):
