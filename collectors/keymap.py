@@ -72,15 +72,42 @@ VERL: dict[str, str] = {
     "perf/throughput": "perf/tokens_per_s",
 }
 
-# OpenRLHF (PPO/GRPO trainer logs through wandb or TensorBoard under train/ and eval/).
+# OpenRLHF PPO / REINFORCE++ / GRPO (ray trainer), read in OpenRLHF/OpenRLHF: openrlhf/trainer/ray/ppo_actor.py
+# (status of ActorPPOTrainer.training_step), openrlhf/trainer/ppo_utils/experience_maker.py (Experience.info),
+# openrlhf/models/loss.py (PolicyLoss), openrlhf/utils/logging_utils.py (WandbLogger / TensorboardLogger).
+# Each status key is logged as `train/<key>` at OpenRLHF's global_step (1, 2, ...: one per rollout batch, which
+# spans max_epochs x micro-batches of optimizer steps); the value is the mean over the step's micro-batches and
+# ranks. Eval keys are `eval/eval_<datasource>_pass1` / `..._pass<n>`; a prompt without a datasource is "default".
+# Plain names TRL also uses keep TRL's mapping (FAMILIES order), checked to mean the same:
+#   `kl` -> policy/kl_ref: the mean per-token KL estimate (--kl_estimator, k1 by default) between the actor and
+#   the reference, weighted by response length: from rollout time, or from the current actor with
+#   --use_kl_loss. It is logged as 0 (not absent) when there is no reference model.
+#   `reward` -> reward/mean: mean of the reward function's / reward model's `rewards`, before group
+#   normalisation and KL shaping (a DAPO overlong penalty, when enabled, is already in it).
+# not mapped: `score` (the 0-1 score dynamic filtering uses; equals `reward` when the reward function returns
+#   none, and is a pass rate only when it is binary), `return` (sum of the shaped, normalised per-token reward,
+#   not a raw reward), `total_length` (prompt + response), `vllm_kl` (signed mean log p rollout - log p old,
+#   ours is the mean absolute difference), `dynamic_filtering_pass_rate` (fraction of groups kept, the
+#   complement of ours), critic_loss / values / critic_lr / ptx_loss (no canonical twin).
 OPENRLHF: dict[str, str] = {
     "policy_loss": "loss/policy",
     "actor_lr": "optim/lr",
     "response_length": "completions/len_mean",
+    # 1 when the response reached max_new_tokens, whether or not its last token was the end token.
+    "response_clip_ratio": "completions/truncated_frac",
+    # Fraction of response tokens where the clipped surrogate is the smaller one (clipping binds), either side.
     "ppo_clip_ratio": "policy/clipfrac",
+    # k1 estimate, mean of (log p old - log p current) over response tokens (ours is k3), like verl's ppo_kl.
     "ppo_kl": "policy/approx_kl_old",
-    "policy_entropy": "policy/entropy",
-    "actor_grad_norm": "optim/grad_norm",
+    # Despite the name, the mean per-token entropy itself (the coefficient is applied in the loss only); logged
+    # only when --entropy_loss_coef is given.
+    "entropy_loss": "policy/entropy",
+    # Each response carries its group's reward std (torch std, Bessel-corrected), so the batch mean is the mean
+    # over groups of the within-group std; logged only when n_samples_per_prompt > 1.
+    "group_reward_std": "groups/reward_std_mean",
+    # pass1 is the mean over prompts of the mean reward of its n samples: the mean eval reward (a pass rate
+    # only for a binary reward). Only the default datasource has a fixed name; others stay extra columns.
+    "eval/eval_default_pass1": "eval/reward_mean",
 }
 
 FAMILIES: dict[str, dict[str, str]] = {"trl": TRL, "verl": VERL, "openrlhf": OPENRLHF}

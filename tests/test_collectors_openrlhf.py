@@ -1,0 +1,204 @@
+"""OpenRLHF's logs through the TensorBoard and wandb offline readers, on files written by the real loggers.
+
+OpenRLHF itself cannot run here (no GPU, no Ray / vLLM / DeepSpeed stack), so the files are written by the
+real loggers (torch's SummaryWriter, wandb in offline mode) with OpenRLHF's key names and step convention,
+as read in its source (OpenRLHF/OpenRLHF): openrlhf/utils/logging_utils.py (WandbLogger, TensorboardLogger;
+commit 013525a4), openrlhf/trainer/ppo_trainer.py (BasePPOTrainer.train_step / save_logs_and_checkpoints),
+openrlhf/trainer/ray/ppo_actor.py (ActorPPOTrainer.training_step status, commit c250c21a) and
+openrlhf/trainer/ppo_utils/experience_maker.py (Experience.info, commit 89308a0b).
+
+What OpenRLHF does, as reproduced below: every status key goes out as `train/<key>` at global_step 1, 2, ...
+(TensorBoard: the event step; wandb: a `train/global_step` value in the same row, after a separate row that
+holds only the `train/generated_samples` table). Eval metrics go out as `eval/eval_<datasource>_pass1` and
+`..._pass<n>` (wandb: with `eval/global_step`). The run is GRPO-style: group_norm advantages, 8 samples per
+prompt, --use_kl_loss, --entropy_loss_coef 0 (so `entropy_loss` is logged), no critic.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from collectors.sources import open_run
+
+N = 40  # global steps
+EVAL_EVERY = 5
+
+
+def status(s: int) -> dict[str, float]:
+    """The status dict OpenRLHF logs at global_step s (1-based), with hand-picked values."""
+    return {
+        "policy_loss": 0.5 - 0.01 * s,
+        "actor_lr": 1e-6,
+        "entropy_loss": 0.8,
+        "ppo_clip_ratio": 0.002,
+        "ppo_kl": 0.0005,
+        "kl": 0.001 * s,
+        "response_length": 100.0 + s,
+        "total_length": 150.0 + s,
+        "response_clip_ratio": 0.01,
+        "reward": 0.2 + 0.015 * s,
+        "score": 0.2 + 0.015 * s,
+        "return": 0.05,
+        "group_reward_std": 0.4,
+    }
+
+
+def eval_logs(s: int) -> dict[str, float]:
+    return {"eval_default_pass1": 0.3 + 0.001 * s, "eval_default_pass8": 0.6}
+
+
+# The calls of OpenRLHF's WandbLogger (__init__, log_train, log_eval), in a subprocess with WANDB_MODE=offline.
+WANDB_SCRIPT = """
+import wandb
+run = wandb.init(project="openrlhf", name="grpo-tiny", config={"advantage_estimator": "group_norm",
+                 "n_samples_per_prompt": 8, "use_kl_loss": True, "init_kl_coef": 0.001}, dir=DIR)
+wandb.define_metric("train/global_step")
+wandb.define_metric("train/*", step_metric="train/global_step", step_sync=True)
+wandb.define_metric("eval/epoch")
+wandb.define_metric("eval/*", step_metric="eval/epoch", step_sync=True)
+table = wandb.Table(columns=["global_step", "text", "reward"])
+for s, st, ev in ROWS:
+    table = wandb.Table(columns=table.columns, data=table.data)
+    table.add_data(s, "1+1=2", st["reward"])
+    wandb.log({"train/generated_samples": table})
+    wandb.log({"train/%s" % k: v for k, v in {**st, "global_step": s}.items()})
+    if ev:
+        wandb.log({"eval/%s" % k: v for k, v in {**ev, "global_step": s}.items()})
+run.finish()
+"""
+
+
+def _rows():
+    return [(s, status(s), eval_logs(s) if s % EVAL_EVERY == 0 else None) for s in range(1, N + 1)]
+
+
+@pytest.fixture(scope="module")
+def tb_run(tmp_path_factory):
+    from torch.utils.tensorboard import SummaryWriter
+
+    log_dir = tmp_path_factory.mktemp("tb") / "grpo-tiny"  # TensorboardLogger: <use_tensorboard>/<run name>
+    writer = SummaryWriter(log_dir=str(log_dir))
+    for s, st, ev in _rows():  # TensorboardLogger.log_train / log_eval
+        writer.add_text("train/generated_samples", f"Sample:\\n1+1=2\\n\\nReward: {st['reward']:.4f}", s)
+        for k, v in st.items():
+            writer.add_scalar(f"train/{k}", v, s)
+        for k, v in (ev or {}).items():
+            writer.add_scalar(f"eval/{k}", v, s)
+    writer.close()
+    return log_dir
+
+
+@pytest.fixture(scope="module")
+def wandb_run(tmp_path_factory):
+    pytest.importorskip("wandb")
+    folder = tmp_path_factory.mktemp("wb")
+    code = f"DIR = {str(folder)!r}\nROWS = {_rows()!r}\n" + WANDB_SCRIPT
+    env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(folder), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (run_dir,) = list((folder / "wandb").glob("offline-run-*"))
+    return run_dir
+
+
+# OpenRLHF key -> our column, for the keys with a faithful twin (collectors/keymap.py OPENRLHF, TRL for kl/reward).
+CANONICAL = {
+    "policy_loss": "loss/policy",
+    "actor_lr": "optim/lr",
+    "entropy_loss": "policy/entropy",
+    "ppo_clip_ratio": "policy/clipfrac",
+    "ppo_kl": "policy/approx_kl_old",
+    "kl": "policy/kl_ref",
+    "response_length": "completions/len_mean",
+    "response_clip_ratio": "completions/truncated_frac",
+    "reward": "reward/mean",
+    "group_reward_std": "groups/reward_std_mean",
+}
+# Keys with no faithful twin stay as extra columns under their logged name.
+EXTRA = ("train/total_length", "train/score", "train/return", "eval/eval_default_pass8")
+
+# Rules whose inputs OpenRLHF logs, so they must be judged on its runs:
+JUDGED = {
+    "reward_flat",  # reward/mean
+    "reward_constant",  # reward/mean
+    "eval_diverges",  # reward/mean, eval/reward_mean
+    "length_drift",  # completions/len_mean, completions/truncated_frac
+    "non_finite",  # every column
+    "kl_clip_explode",  # policy/kl_ref, policy/clipfrac
+    "entropy_collapse",  # policy/entropy
+    "no_learning",  # loss/policy, reward/mean
+}
+# Not judged on OpenRLHF logs: sparse_reward (reward/pass_rate), zero_variance_groups (groups/zero_std_frac),
+# first_step_ratio (policy/ratio_first_step), low_diversity / verifier_suspect (temperature, sample texts),
+# and the config_* rules, which do not read OpenRLHF's argument names (advantage_estimator, use_kl_loss, ...).
+# small_group is judged where the config (wandb) gives n_samples_per_prompt.
+
+
+def _check_metrics(run):
+    m = run.metrics
+    assert run.problems == []
+    assert set(range(1, N + 1)) <= set(m["step"])  # OpenRLHF's global_step, one row each
+    row = m.set_index("step").loc[20]
+    expected = {CANONICAL[k]: v for k, v in status(20).items() if k in CANONICAL}
+    for name, value in expected.items():
+        assert row[name] == pytest.approx(value, rel=1e-6), name
+    assert row["reward/mean"] == pytest.approx(0.5) and row["policy/kl_ref"] == pytest.approx(0.02)
+    assert row["completions/len_mean"] == 120.0 and row["loss/policy"] == pytest.approx(0.3)
+    for extra in EXTRA:
+        assert extra in m.columns, extra
+    assert row["train/total_length"] == 170.0 and row["train/return"] == pytest.approx(0.05)
+    # no OpenRLHF key was relabelled into a canonical meaning it does not have
+    assert not {"reward/pass_rate", "eval/pass_rate", "adv/mean", "loss/total"} & set(m.columns)
+    return m
+
+
+def _eval_rows(m):
+    got = m.dropna(subset=["eval/reward_mean"]).set_index("step")
+    return {int(s): float(v) for s, v in got["eval/reward_mean"].items()}
+
+
+EVAL_EXPECTED = {s: pytest.approx(0.3 + 0.001 * s) for s in range(EVAL_EVERY, N + 1, EVAL_EVERY)}
+
+
+def _check_diagnosis(run, judged=JUDGED):
+    from dashboard.diagnosis.engine import diagnose
+
+    d = diagnose(run)
+    not_judged = {n.rule_id: n.reason for n in d.not_judged}
+    assert judged.isdisjoint(not_judged), {r: not_judged[r] for r in judged & set(not_judged)}
+    # what OpenRLHF does not log keeps these rules unjudged: first-minibatch ratio, pass rate, zero-std groups
+    assert {"first_step_ratio", "sparse_reward", "zero_variance_groups"} <= set(not_judged)
+    return d
+
+
+def test_tensorboard_openrlhf_tags(tb_run):
+    run = open_run(tb_run)
+    assert run.meta.source == "tensorboard"
+    m = _check_metrics(run)
+    assert list(m["step"]) == list(range(1, N + 1))
+    assert _eval_rows(m) == EVAL_EXPECTED  # eval/eval_default_pass1 at the event's global_step
+    assert not [c for c in m.columns if "generated_samples" in c]  # the text summary is not a metric
+    d = _check_diagnosis(run)
+    assert d.steps == N and d.last_step == N
+
+
+def test_wandb_offline_openrlhf_keys(wandb_run):
+    run = open_run(wandb_run)
+    assert run.meta.source == "wandb"
+    m = _check_metrics(run)
+    assert run.meta.config["advantage_estimator"] == "group_norm"
+    assert not [c for c in m.columns if "generated_samples" in c]  # the samples table is media, not a metric
+    # eval_diverges is left out here: the eval rows sit at the wrong steps (next test)
+    _check_diagnosis(run, JUDGED - {"eval_diverges"} | {"small_group"})
+
+
+@pytest.mark.xfail(strict=True, reason="the wandb reader takes a row's step from train/global_step, else _step: "
+                   "OpenRLHF's eval rows carry eval/global_step (they land at wandb's _step, 43, 54, ...) and the "
+                   "first samples-table row has no step of its own (an empty row at step 0)")
+def test_wandb_offline_openrlhf_eval_step(wandb_run):
+    m = open_run(wandb_run).metrics
+    assert _eval_rows(m) == EVAL_EXPECTED
+    assert list(m["step"]) == list(range(1, N + 1))
