@@ -92,8 +92,12 @@ VERL: dict[str, str] = {
 OPENRLHF: dict[str, str] = {
     "policy_loss": "loss/policy",
     "actor_lr": "optim/lr",
+    # Newer versions (sample_maker.py) count from the first to the last action token, so in multi-turn agent
+    # runs the environment's tokens between turns are included.
     "response_length": "completions/len_mean",
-    # 1 when the response reached max_new_tokens, whether or not its last token was the end token.
+    # 1 when the sample hit the length cap, whether or not its last token was the end token: the response
+    # reached max_new_tokens (experience_maker.py), or in newer versions (sample_maker.py) prompt + response
+    # reached prompt_max_len + max_new_tokens.
     "response_clip_ratio": "completions/truncated_frac",
     # Fraction of response tokens where the clipped surrogate is the smaller one (clipping binds), either side.
     "ppo_clip_ratio": "policy/clipfrac",
