@@ -3,11 +3,13 @@
 Records are read with TensorBoard's own TFRecord iterator (no TensorFlow needed), one per event file, kept
 open between refreshes: the iterator holds its byte offset, so a live `refresh()` reads only what was
 appended. EventAccumulator is not used: its default size_guidance silently keeps 10,000 points per tag.
+The config is the JSON text summary `args` that transformers' TensorBoardCallback writes (TRL runs).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -15,11 +17,13 @@ from typing import Any
 import pandas as pd
 
 from collectors.keymap import chunk, family_name, fill_from
-from collectors.meta import RunMeta
+from collectors.meta import RunMeta, flatten_config
 from collectors.run import Problem, Run
 from collectors.sources import register_source
 
 EVENT_GLOB = "events.out.tfevents.*"
+# transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
+CONFIG_TAGS = ("args/text_summary", "args")
 
 
 def event_files(target: Path) -> list[Path]:
@@ -77,6 +81,8 @@ class _EventFile:
                 number = _scalar(value)
                 if number is not None:
                     yield event.step, event.wall_time, value.tag, number
+                elif value.tag in CONFIG_TAGS and (text := _text(value)) is not None:
+                    yield event.step, event.wall_time, value.tag, text
 
 
 def _scalar(value: Any) -> float | None:
@@ -94,6 +100,13 @@ def _scalar(value: Any) -> float | None:
         if arr.size == 1 and arr.dtype.kind in "fiub":
             return float(arr.reshape(-1)[0])
     return None
+
+
+def _text(value: Any) -> str | None:
+    """A text summary's string (one DT_STRING element), or None."""
+    if value.WhichOneof("value") != "tensor" or len(value.tensor.string_val) != 1:
+        return None
+    return value.tensor.string_val[0].decode("utf-8", "replace")
 
 
 class TensorBoardRun(Run):
@@ -122,6 +135,9 @@ class TensorBoardRun(Run):
                 self._note(Problem(f.name, "empty event file"))
                 continue
             for step, wall, tag, value in reader.read(self.problems):
+                if isinstance(value, str):
+                    self._config(f, value)
+                    continue
                 lo, hi = self._spans.get(f, (step, step))
                 self._spans[f] = (min(lo, step), max(hi, step))
                 row = rows.get(step)
@@ -140,6 +156,15 @@ class TensorBoardRun(Run):
         self._seq += len(out)
         return [frame]
 
+    def _config(self, f: Path, text: str) -> None:
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError:
+            self._note(Problem(f.name, "the `args` text summary is not JSON; config not read"))
+            return
+        if isinstance(config, dict):
+            self.meta.config.update(flatten_config(config))
+
     def _note_restarts(self, files: list[Path]) -> None:
         """A later event file whose steps reach back into an earlier one's: the run was restarted."""
         spans = [(f, self._spans[f]) for f in files if f in self._spans]
@@ -156,7 +181,8 @@ class TensorBoardRun(Run):
 @register_source("tensorboard", detect=detect, priority=10, hints={
     "samples": "TensorBoard event files hold the trainer's scalars, not its responses; log responses with "
                "the framework's own dump (TRL log_completions, verl rollout_data_dir) and open that instead.",
-    "config": "the scalars in TensorBoard event files carry no training config.",
+    "config": "only runs logged by transformers' TensorBoardCallback (TRL) carry their config, as the `args` "
+              "text summary; these event files have none.",
 })
 def open_tensorboard(target: str) -> TensorBoardRun:
     return TensorBoardRun(target)

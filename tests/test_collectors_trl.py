@@ -84,6 +84,26 @@ def test_reader_takes_the_grpo_config_from_training_args(trl_run):
     assert not any(k.startswith("distributed_state") for k in offline.meta.config)
 
 
+def test_trl_over_tensorboard_gives_the_same_metrics_and_config(trl_run):
+    """The same run as TRL's TensorBoardCallback logged it: train/ tags, config as the `args` text summary."""
+    (tb_dir,) = list((trl_run / "trl_out" / "runs").iterdir())
+    assert detect_source(tb_dir) == "tensorboard"
+    tb, state = open_run(tb_dir), open_run(trl_run / "trl_out")
+    assert tb.problems == [] and list(tb.metrics["step"]) == list(state.metrics["step"])
+    for col in ("reward/mean", "reward/std", "groups/zero_std_frac", "policy/kl_ref", "policy/entropy",
+                "completions/len_mean", "optim/lr", "eval/reward_mean"):
+        # TensorBoard stores float32: equal to TRL's float64 log to ~7 digits
+        np.testing.assert_allclose(tb.metrics[col].to_numpy(), state.metrics[col].to_numpy(), rtol=1e-6,
+                                   equal_nan=True, err_msg=col)
+    for key in ("num_generations", "beta", "scale_rewards", "loss_type", "num_iterations"):
+        assert tb.meta.config[key] == state.meta.config[key], key
+    from dashboard.diagnosis import diagnose
+
+    unjudged = {n.rule_id for n in diagnose(tb).not_judged}
+    # as from trainer_state.json, less what needs the samples TensorBoard does not hold
+    assert unjudged <= {"sparse_reward", "first_step_ratio", "verifier_suspect"}, unjudged
+
+
 def test_callback_writes_the_same_metrics_and_config(trl_run):
     live, offline = open_run(trl_run / "grpo_run"), open_run(trl_run / "trl_out")
     assert live.meta.source == "trl" and live.status == "finished"

@@ -25,8 +25,10 @@ def _whole_run(d: RunData):
 def config_kl_twice(d: RunData):
     if d.setting("algo.kl_mode") is not None:
         return []  # grpo_core has one kl_mode field: the KL goes to exactly one place by construction
-    if d.source == "trl" and d.setting("beta") is not None:
-        return []  # GRPOTrainer has only `beta`, a KL term in the loss; it never puts a KL into the reward
+    if d.setting("beta") is not None and d.setting("num_generations") is not None:
+        # TRL's GRPOConfig (read from trainer output, TensorBoard's `args` text or wandb's config): its only
+        # KL knob is `beta`, a term in the loss; GRPOTrainer never puts a KL into the reward
+        return []
     in_reward = d.setting("use_kl_in_reward", "kl_in_reward")
     in_loss = d.setting("use_kl_loss")
     if in_reward is None or in_loss is None:
