@@ -1,4 +1,4 @@
-"""grpo-import: convert a foreign run (TRL, verl, TensorBoard, wandb offline, JSONL/CSV) into our run format.
+"""grpo-import: convert a foreign run (TRL, verl, TensorBoard, wandb, JSONL/CSV) into our run format.
 
     grpo-import SOURCE --to RUN_DIR [--format NAME] [--map theirs=ours ...]
 
@@ -21,7 +21,7 @@ from collectors.writer import RunWriter
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="grpo-import", description=__doc__.split("\n")[0])
-    ap.add_argument("source", help="a foreign log file or folder")
+    ap.add_argument("source", help="a foreign log file or folder, or wandb://ENTITY/PROJECT/RUN_ID")
     ap.add_argument("--to", required=True, help="run folder to create (must not hold a run yet)")
     ap.add_argument("--format", default=None, help="reader name; detected from the files when omitted")
     ap.add_argument("--map", nargs="*", default=[], metavar="THEIRS=OURS", help="rename metrics")
@@ -40,7 +40,7 @@ def _open(args: argparse.Namespace, mapping: dict[str, str]):
 def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
     """Read the source and write it to args.to; return (run dir, steps written, warnings)."""
     src = Path(args.source)
-    if not src.exists():
+    if "://" not in args.source and not src.exists():  # a URI (wandb://...) is checked by its reader
         raise RunError(f"{src}: no such file or folder")
     to = Path(args.to)
     if (to / RUN_JSON).exists():
@@ -56,7 +56,7 @@ def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
     metrics = run.metrics.rename(columns=mapping)
     warnings = [str(p) for p in run.problems]
     if not len(metrics) and not len(run.samples()):
-        raise RunError(f"{src}: nothing readable" + (f" ({warnings[0]})" if warnings else ""))
+        raise RunError(f"{args.source}: nothing readable" + (f" ({warnings[0]})" if warnings else ""))
     writer = RunWriter(to, name=run.name, config=run.meta.config, source=run.meta.source, handle_signals=False)
     try:
         for rec in metrics.to_dict("records"):
@@ -67,7 +67,7 @@ def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
         samples = run.samples()
         if len(samples):
             writer.log_samples(samples)
-        writer.meta.notes.append(f"imported from {src} ({run.meta.source})")
+        writer.meta.notes.append(f"imported from {args.source} ({run.meta.source})")
         writer.meta.notes.extend(f"import warning: {w}" for w in warnings)
     except BaseException:
         writer.close("failed", error="import interrupted")

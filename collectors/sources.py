@@ -116,4 +116,4 @@ def _load_readers() -> None:
 
 # Each foreign reader module registers itself on import; add new readers here.
 READER_MODULES: list[str] = ["collectors.tensorboard", "collectors.verl", "collectors.trl",
-                             "collectors.wandb_offline", "collectors.generic"]
+                             "collectors.wandb_offline", "collectors.wandb_online", "collectors.generic"]

@@ -3,16 +3,19 @@
 The file: a 7-byte header (`:W&B`, magic 0xBEE1, version 0), then LevelDB-log framing in 32 KiB blocks:
 each chunk is crc32 (uint32, over the type byte and the data), length (uint16), type (FULL, FIRST, MIDDLE,
 LAST), data; a block's last < 7 bytes are padding. Joined chunks are `wandb_internal_pb2.Record`s:
-`history` records become metric rows (step = the record's step; over wandb, TRL's trainer step is
-`train/global_step`, used when present), `config` and `run` records fill the config, `exit` sets the status.
+`history` records become metric rows through `history_row` (shared with the online reader),
+`config` and `run` records fill the config, `exit` sets the status.
 The reader keeps its byte offset, so a refresh on a run that is still writing reads only new chunks.
+Completion tables logged with `wandb.Table` are media, not scalars: they are not read (no samples).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +125,46 @@ def _item_value(item) -> Any:
 
 
 def _key(item) -> str:
-    return "/".join(item.nested_key) if item.nested_key else item.key
+    # wandb-core names a nested metric by its path joined with "." (`log({"a": {"b": 1}})` is "a.b" on the
+    # server; core/internal/runhistory/runhistory.go), so offline and online runs get the same column names
+    return ".".join(item.nested_key) if item.nested_key else item.key
+
+
+def _flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{"a": {"b": 1}} -> {"a.b": 1}, the way wandb-core flattens a logged dict."""
+    flat: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def history_row(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """One wandb history row -> {"step": int, canonical name: float, "wall_time": s}, or None without a step.
+
+    `values` is a row as wandb holds it: metric name -> JSON value, with wandb's own `_step`, `_runtime`,
+    `_timestamp`. The step is TRL's trainer step `train/global_step` when present, else `_step`. Only numbers
+    (and nulls) are metrics; a media object (a `wandb.Table` of completions, an image, a histogram: a dict
+    with `_type`) is skipped whole, so its `nrows`/`ncols` never pose as metrics.
+    """
+    flat = _flatten(values) if any(isinstance(v, dict) for v in values.values()) else values
+    step = next((flat[k] for k in _STEP_KEYS if _is_number(flat.get(k)) and math.isfinite(flat[k])), None)
+    if step is None:
+        return None
+    data = {k: v for k, v in flat.items() if isinstance(v, (int, float, type(None))) and not k.startswith("_")}
+    media = tuple(k[: -len("_type")] for k, v in flat.items() if isinstance(v, str) and k.endswith("._type"))
+    if media:
+        data = {k: v for k, v in data.items() if not k.startswith(media)}
+    row, _ = map_row(data)
+    if _is_number(flat.get("_timestamp")):
+        row["wall_time"] = float(flat["_timestamp"])
+    return {"step": int(step), **row}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class WandbOfflineRun(Run):
@@ -174,17 +216,12 @@ class WandbOfflineRun(Run):
 
     def _history_row(self, f: Path, history) -> dict[str, Any] | None:
         values = {_key(it): _item_value(it) for it in history.item}
-        step = next((values[k] for k in _STEP_KEYS if isinstance(values.get(k), (int, float))), None)
-        if step is None and history.HasField("step"):
-            step = history.step.num
-        if step is None:
+        if "_step" not in values and history.HasField("step"):
+            values["_step"] = history.step.num
+        row = history_row(values)
+        if row is None:
             self._note(Problem(f.name, "a history record without a step; skipped"))
-            return None
-        data = {k: v for k, v in values.items() if not k.startswith("_") and isinstance(v, (int, float, type(None)))}
-        row, _ = map_row(data)
-        if "_timestamp" in values:
-            row["wall_time"] = values["_timestamp"]
-        return {"step": int(step), **row}
+        return row
 
     def _config(self, items) -> None:
         raw = {}
@@ -206,6 +243,15 @@ class WandbOfflineRun(Run):
             self.problems.append(problem)
 
 
-@register_source("wandb", detect=detect, priority=15)
+# wandb history is scalars; both wandb readers share these words
+SAMPLES_HINT = ("wandb history holds scalars only; completion tables logged with wandb.Table are not read. "
+                "To see samples, TRL users can add collectors.trl_callback.GrpoScopeCallback(\"runs/NAME\") to "
+                "the trainer's callbacks: it writes a run folder with every completion.")
+
+
+@register_source("wandb", detect=detect, priority=15, hints={
+    "samples": SAMPLES_HINT,
+    "config": "the run file holds no config record: wandb.init was called without config=...",
+})
 def open_wandb(target: str) -> WandbOfflineRun:
     return WandbOfflineRun(target)

@@ -16,7 +16,11 @@ SCRIPT = """
 import wandb
 run = wandb.init(project="p", name="tiny", config={"lr": 0.1, "grpo": {"group_size": 8}}, dir=DIR)
 for s in range(N):
-    wandb.log({"train/reward": 0.01 * s, "train/kl": 0.5, "train/global_step": s + 1, "note": "txt"})
+    row = {"train/reward": 0.01 * s, "train/kl": 0.5, "train/global_step": s + 1, "note": "txt"}
+    if s == 0:  # a completions table (media, not read) and a nested dict (wandb names it "grpo.kl_coef")
+        row["completions"] = wandb.Table(columns=["prompt", "completion"], data=[["1+1=", "2"]])
+        row["grpo"] = {"kl_coef": 0.05}
+    wandb.log(row)
 run.finish()
 """
 
@@ -44,6 +48,9 @@ def test_history_config_and_status(offline_run):
     assert m["policy/kl_ref"].iloc[0] == 0.5
     assert run.meta.config["lr"] == 0.1 and run.meta.config["grpo.group_size"] == 8
     assert run.meta.status == "finished" and run.name == "tiny"
+    # the table's nrows/ncols are not metrics and it gives no samples; the nested key is named as online
+    assert [c for c in m.columns if c.startswith("completions")] == [] and len(run.samples()) == 0
+    assert m["grpo.kl_coef"].iloc[0] == 0.05 and m["grpo.kl_coef"].isna().sum() == 2999
 
 
 def test_growing_file_refresh_reads_new_chunks(offline_run, tmp_path):
