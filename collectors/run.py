@@ -7,6 +7,7 @@ a subclass implements `_read_new()` and returns metric chunks; it may override `
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,34 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.file}: {self.message}"
+
+
+def newest_mtime(path: Path, depth: int = 2, limit: int = 5000) -> float | None:
+    """The newest mtime of `path` and of what lies up to `depth` levels below it (at most `limit` entries)."""
+    try:
+        newest = path.stat().st_mtime
+    except OSError:
+        return None
+    level, seen = [path] if path.is_dir() else [], 0
+    for _ in range(depth):
+        below = []
+        for folder in level:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for e in entries:
+                seen += 1
+                if seen > limit:
+                    return newest
+                try:
+                    newest = max(newest, e.stat().st_mtime)
+                except OSError:
+                    continue  # vanished between the listing and the stat
+                if e.is_dir(follow_symlinks=False):
+                    below.append(Path(e.path))
+        level = below
+    return newest
 
 
 class _Columns:
@@ -154,6 +183,14 @@ class Run:
     @property
     def status(self) -> str:
         return self.meta.effective_status(stale_after_s=self.stale_after_s)
+
+    @property
+    def last_update(self) -> float | None:
+        """When the run last wrote (unix s): its heartbeat, or for sources without one (foreign logs)
+        the newest modification time of its files, two folder levels deep."""
+        if self.meta.heartbeat is not None:
+            return self.meta.heartbeat
+        return newest_mtime(self.path)
 
     @property
     def last_step(self) -> int | None:

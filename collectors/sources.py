@@ -80,7 +80,7 @@ def info_for(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo | None
                 run = src.open(str(path))
             except RunError as e:
                 return RunInfo(path, path.name, src.name, "unknown", None, None, str(e))
-            return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.meta.heartbeat)
+            return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.last_update)
     return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
@@ -16,8 +17,8 @@ def escape_md(text: object) -> str:
 
 
 def ago(unix_s: float | None, now: float | None = None) -> str:
-    """'12 s ago', '3 min ago', '2.5 h ago', '4 d ago'; 'never' for None."""
-    if unix_s is None:
+    """'12 s ago', '3 min ago', '2.5 h ago', '4 d ago'; 'never' for None or NaN."""
+    if _missing(unix_s):
         return "never"
     dt = max(0.0, (time.time() if now is None else now) - float(unix_s))
     if dt < 90:
@@ -29,8 +30,13 @@ def ago(unix_s: float | None, now: float | None = None) -> str:
     return f"{dt / 86400:.0f} d ago"
 
 
+def _missing(value: float | None) -> bool:
+    # a table column of times holds NaN, not None, where some rows have no time
+    return value is None or math.isnan(float(value))
+
+
 def fmt_time(unix_s: float | None) -> str:
-    if unix_s is None:
+    if _missing(unix_s):
         return ""
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(unix_s)))
 

@@ -111,7 +111,7 @@ def run_header(key: str, snap) -> None:
     run = snap.run
     st.subheader(escape_md(run.name))
     last = snap.metrics["step"].iloc[-1] if len(snap.metrics) else "none"
-    beat = run.meta.heartbeat
+    beat = run.last_update
     st.caption(escape_md(f"{key} · source {run.meta.source} · {STATUS_ICONS.get(run.status, '')} {run.status} · "
                          f"last step {last} · updated {ago(beat)}"))
     if run.meta.error:

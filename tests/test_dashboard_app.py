@@ -462,8 +462,29 @@ def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
             assert escape_md("This tensorboard run has no samples (responses): TensorBoard event files hold") in shown
             assert not at.selectbox or all(b.label != "Step" for b in at.selectbox)
         if page == "config":
-            assert escape_md("This tensorboard run has no config: the scalars in TensorBoard event files") in shown
+            assert escape_md("This tensorboard run has no config: only runs logged by transformers' TensorBoardCallback") in shown
             assert not at.dataframe  # no table of five "unknown" answers
+
+
+def test_runs_page_mixes_our_runs_and_foreign_ones_without_a_heartbeat(tmp_path, monkeypatch):
+    """A foreign run has no heartbeat: its last update is its newest file's mtime, and the table, whose time
+    column then holds a mix of numbers, renders (it once raised on the NaN)."""
+    import os
+
+    tb = pytest.importorskip("torch.utils.tensorboard")
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    write_healthy(tmp_path / "ours")
+    w = tb.SummaryWriter(str(tmp_path / "tb_run"))
+    w.add_scalar("train/reward", 0.5, 1)
+    w.close()
+    (event,) = list((tmp_path / "tb_run").iterdir())
+    os.utime(event, (1_700_000_000, 1_700_000_000))
+    os.utime(tmp_path / "tb_run", (1_600_000_000, 1_600_000_000))
+    table = open_page(None).dataframe[0].value
+    row = table[table["name"] == "tb_run"].iloc[0]
+    assert row["last_update"] == time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(1_700_000_000))
+    assert table[table["name"] == "healthy"].iloc[0]["last_update"].startswith("20")
+    assert "updated never" not in texts(open_page("checklist", [f"{tmp_path.name}/tb_run"]))
 
 
 def test_picking_runs_puts_them_in_the_url_and_links():

@@ -32,7 +32,7 @@ def live_view() -> None:
     new_rows = len(frame) - st.session_state.get(seen_key, len(frame))
     st.session_state[seen_key] = len(frame)
     m2.metric("last step", "none" if last is None else str(last), delta=new_rows or None)
-    m3.metric("last update", ago(run.meta.heartbeat))
+    m3.metric("last update", ago(run.last_update))
     reward = frame["reward/mean"].iloc[-1] if "reward/mean" in frame and len(frame) else None
     m4.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}")
     if run.status == "stale":
