@@ -202,3 +202,54 @@ def test_wandb_offline_openrlhf_eval_step(wandb_run):
     m = open_run(wandb_run).metrics
     assert _eval_rows(m) == EVAL_EXPECTED
     assert list(m["step"]) == list(range(1, N + 1))
+
+
+# OpenRLHF's full argparse namespace for a GRPO run (names and defaults from openrlhf/cli/train_ppo_ray.py,
+# commit 021d1b09), logged as WandbLogger does: wandb.init(config=args.__dict__). G = 2 with group_norm and
+# 2 epochs x (64 x 2 / 32) = 8 optimizer steps per rollout, so two of the three config rules fire.
+OPENRLHF_ARGS = {
+    "advantage_estimator": "group_norm", "no_advantage_std_norm": False, "n_samples_per_prompt": 2,
+    "policy_loss_type": "ppo", "use_kl_loss": True, "init_kl_coef": 0.001, "kl_estimator": "k3", "kl_target": None,
+    "kl_horizon": 10000, "vllm_num_engines": 2, "enable_vllm_is_correction": False, "vllm_is_truncated_threshold": 2,
+    "max_epochs": 2, "rollout_batch_size": 64, "train_batch_size": 32, "micro_train_batch_size": 4,
+    "micro_rollout_batch_size": 8, "use_dynamic_batch": False, "eps_clip": 0.2, "eps_clip_low_high": [0.2, 0.2],
+    "temperature": 1.0, "top_p": 1.0, "gamma": 1, "lambd": 1, "actor_learning_rate": 1e-6, "ema_beta": 0.992,
+    "entropy_loss_coef": 0, "reward_clip_range": [-10, 10], "pretrain": "Qwen/Qwen2.5-0.5B", "critic_pretrain": None,
+    "use_wandb": "True", "wandb_project": "openrlhf_train_ppo",
+}
+
+CONFIG_SCRIPT = """
+import wandb
+run = wandb.init(project="openrlhf_train_ppo", name="grpo-args", config=ARGS, dir=DIR)
+wandb.define_metric("train/global_step")
+wandb.define_metric("train/*", step_metric="train/global_step", step_sync=True)
+for s in range(1, 31):
+    wandb.log({"train/policy_loss": 0.5 - 0.01 * s, "train/reward": 0.2 + 0.01 * s, "train/kl": 0.001 * s,
+               "train/response_length": 100.0 + s, "train/global_step": s})
+run.finish()
+"""
+
+
+def test_wandb_offline_openrlhf_args_config_audit(tmp_path):
+    pytest.importorskip("wandb")
+    from dashboard.config_questions import answer_questions
+    from dashboard.diagnosis.engine import diagnose
+
+    code = f"DIR = {str(tmp_path)!r}\nARGS = {OPENRLHF_ARGS!r}\n" + CONFIG_SCRIPT
+    env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (run_dir,) = list((tmp_path / "wandb").glob("offline-run-*"))
+    run = open_run(run_dir)
+    assert run.meta.source == "wandb" and run.meta.config["n_samples_per_prompt"] == 2
+    answers = [a.answer for a in answer_questions(run.meta.config, run.meta.source)]
+    assert answers[0] == "per prompt group: A = (r - group mean) / (group std + 1e-9) (advantage_estimator group_norm)"
+    assert answers[3] == "added to the loss, outside the reward (estimator k3, coef 0.001)"
+    assert answers[4].startswith("8 optimizer steps per rollout (2 epoch(s) x 4 minibatch(es))")
+    d = diagnose(run)
+    not_judged = {n.rule_id: n.reason for n in d.not_judged}
+    rules = {"config_kl_twice", "config_small_group_adv", "config_many_reuses"}
+    assert rules.isdisjoint(not_judged), {r: not_judged[r] for r in rules & set(not_judged)}
+    fired = {f.rule_id for f in d.findings}
+    assert {"config_small_group_adv", "config_many_reuses"} <= fired and "config_kl_twice" not in fired

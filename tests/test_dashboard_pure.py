@@ -227,6 +227,7 @@ def test_escape_md_neutralises_images_and_html():
     assert re.search(r"(?<!\\)[!\[\]()<>*]", out) is None  # every Markdown/HTML character escaped
     assert "\n" not in out and out.replace("\\", "").startswith("![x](http://evil")
     assert text.ago(100.0, now=112.0) == "12 s ago" and text.ago(None) == "never"
+    assert text.ago(float("nan")) == "never" and text.fmt_time(float("nan")) == ""  # a table column's gap
     assert text.health_label(0, 0).endswith("ok") and "2 critical" in text.health_label(2, 1)
     assert text.health_label(0, 0, "failed") == "❌ failed, no finding in the metrics"
     assert "1 warning" in text.health_label(0, 1, "failed")
@@ -266,3 +267,84 @@ def test_missing_message_uses_the_readers_hint():
     assert "trainer.rollout_data_dir" in coverage.missing_message("verl", "samples")
     assert coverage.missing_message("mystery", "config") == (
         "This mystery run has no config: the source did not record any.")
+
+
+# OpenRLHF's argparse args (openrlhf/cli/train_ppo_ray.py, commit 021d1b09; names and defaults verified there),
+# as `wandb.init(config=args.__dict__)` logs them: the defaults below, with a GRPO-style run's overrides.
+OPENRLHF_DEFAULTS = {
+    "advantage_estimator": "gae", "no_advantage_std_norm": False, "n_samples_per_prompt": 1,
+    "policy_loss_type": "ppo", "use_kl_loss": False, "init_kl_coef": 0.01, "kl_estimator": "k1", "kl_target": None,
+    "vllm_num_engines": None, "enable_vllm_is_correction": False, "vllm_is_truncated_threshold": 2,
+    "max_epochs": 1, "rollout_batch_size": 1024, "train_batch_size": 128, "micro_train_batch_size": 4,
+    "micro_rollout_batch_size": 8, "use_dynamic_batch": False, "eps_clip": 0.2, "temperature": 1.0, "ema_beta": 0.992,
+}
+
+
+def _openrlhf_config(**over):
+    return {**OPENRLHF_DEFAULTS, **over}
+
+
+def test_config_questions_for_openrlhf():
+    grpo = _openrlhf_config(advantage_estimator="group_norm", n_samples_per_prompt=8, use_kl_loss=True,
+                            init_kl_coef=0.001, kl_estimator="k3", vllm_num_engines=4, rollout_batch_size=128,
+                            train_batch_size=256, max_epochs=2)
+    a = [x.answer for x in config_questions.answer_questions(grpo, "openrlhf")]
+    assert a == [
+        "per prompt group: A = (r - group mean) / (group std + 1e-9) (advantage_estimator group_norm)",
+        ("ratio per token; loss averaged over all tokens of each micro-batch first (token-level), micro-batches "
+        "then averaged by gradient accumulation"),
+        ("rollouts by vLLM (4 engine(s)); the actor (training model) recomputes the old log-probs before the "
+        "update; vLLM/training log-prob differences are not corrected (enable_vllm_is_correction off)"),
+        "added to the loss, outside the reward (estimator k3, coef 0.001)",
+        # 128 prompts x 8 samples / 256 per optimizer step = 4 steps per epoch, x 2 epochs
+        ("8 optimizer steps per rollout (2 epoch(s) x 4 minibatch(es)); only the first is on-policy, the last uses "
+        "rollouts 7 update(s) old"),
+    ]
+    # a wandb (or TensorBoard) run: the logger, not the framework; the OpenRLHF reader is the one that knows
+    assert [x.answer for x in config_questions.answer_questions(grpo, "wandb")] == a
+    assert config_questions.answer_questions(grpo, "wandb")[3].keys == ("use_kl_loss", "init_kl_coef",
+                                                                       "kl_estimator", "kl_target")
+    # the argparse defaults: PPO with a critic, KL folded into the reward, one step per... 1024 / 128 = 8 steps
+    ppo = [x.answer for x in config_questions.answer_questions(_openrlhf_config(), "wandb")]
+    assert ppo[0] == ("GAE with a critic (PPO), no groups: advantages whitened over the whole batch (minus the "
+                      "batch mean, divided by the batch std)")
+    assert ppo[2] == ("generated without vLLM engines (vllm_num_engines None); the actor (training model) "
+                      "recomputes the old log-probs before the update")
+    assert ppo[3] == "folded into the reward (per token) (estimator k1, coef 0.01)"
+    assert ppo[4].startswith("8 optimizer steps per rollout (1 epoch(s) x 8 minibatch(es))")
+    other = config_questions.answer_questions(_openrlhf_config(
+        advantage_estimator="reinforce_baseline", no_advantage_std_norm=True, n_samples_per_prompt=4,
+        policy_loss_type="gspo", init_kl_coef=0, enable_vllm_is_correction=True, vllm_num_engines=2,
+        kl_target=0.1, use_dynamic_batch=True), "openrlhf")
+    assert [x.answer for x in other] == [
+        ("group mean subtracted (REINFORCE++-baseline), then the batch mean is subtracted, not divided by any std "
+        "(no_advantage_std_norm)"),
+        ("sequence-level ratio (geometric mean of token ratios, GSPO); loss averaged over each response's tokens, "
+        "then over responses"),
+        ("rollouts by vLLM (2 engine(s)); the actor (training model) recomputes the old log-probs before the "
+        "update; vLLM's own log-probs feed a truncated importance-sampling correction (threshold 2)"),
+        "not used (init_kl_coef = 0: no reference model)",
+        ("1 epoch(s) over each rollout; the optimizer steps per epoch are not known from the config "
+        "(rollout_batch_size x n_samples_per_prompt / train_batch_size)"),
+    ]
+    dr = config_questions.answer_questions({"advantage_estimator": "dr_grpo", "kl_target": 0.05,
+                                            "init_kl_coef": 0.02, "use_kl_loss": False}, "wandb")
+    assert dr[0].answer == "group mean subtracted, not divided by any std (Dr. GRPO)"
+    assert dr[3].answer == "folded into the reward (per token) (adaptive coef from 0.02, target 0.05)"
+    assert [x.answer for x in dr[1:3]] + [dr[4].answer] == [config_questions.UNKNOWN] * 3  # not in this config
+    rloo = config_questions.answer_questions({"advantage_estimator": "rloo"}, "openrlhf")[0].answer
+    assert rloo.startswith("leave-one-out baseline") and "depends on the OpenRLHF version" in rloo
+
+
+def test_config_questions_openrlhf_reader_stays_off_other_frameworks():
+    # verl's flat config shares suffixes with OpenRLHF's names (use_kl_loss, train_batch_size): without
+    # OpenRLHF's advantage_estimator / n_samples_per_prompt its reader answers nothing, and verl's wins
+    verl = {"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": True,
+            "actor_rollout_ref.actor.use_kl_loss": True, "algorithm.use_kl_in_reward": False,
+            "actor_rollout_ref.actor.kl_loss_type": "low_var_kl", "actor_rollout_ref.actor.kl_loss_coef": 0.001,
+            "data.train_batch_size": 256, "actor_rollout_ref.actor.ppo_epochs": 1}
+    assert all(a.answer == config_questions.UNKNOWN for a in config_questions.answer_questions(verl, "openrlhf"))
+    assert config_questions.answer_questions(verl, "wandb")[3].answer == "added to the loss (low_var_kl, coef 0.001)"
+    trl = {"beta": 0.04, "num_generations": 8, "scale_rewards": "group", "loss_type": "dapo", "use_vllm": True,
+           "num_iterations": 1, "steps_per_generation": 4, "temperature": 1.0}
+    assert config_questions.answer_questions(trl, "tensorboard")[3].answer == "added to the loss (beta 0.04)"

@@ -309,3 +309,36 @@ def test_cli_watch_prints_new_findings_once_and_stops_on_a_finished_run(tmp_path
     assert diagnose_main([str(tmp_path / "bad"), "--watch", "--interval", "0.01"]) == 0
     out = capsys.readouterr().out
     assert out.count("new finding") == 1 and "NaN/inf" in out
+
+
+# OpenRLHF's argparse names (openrlhf/cli/train_ppo_ray.py), as its wandb logger stores them: flat, top level.
+OPENRLHF_GRPO = {"advantage_estimator": "group_norm", "n_samples_per_prompt": 8, "use_kl_loss": True,
+                 "init_kl_coef": 0.001, "kl_estimator": "k3", "max_epochs": 1, "rollout_batch_size": 128,
+                 "train_batch_size": 128, "micro_train_batch_size": 4, "use_dynamic_batch": False}
+
+
+def test_config_audit_openrlhf(tmp_path):
+    s = healthy_series(30)
+    d = diagnose(write(tmp_path, s, config=OPENRLHF_GRPO, name="orl"))
+    not_judged = {n.rule_id for n in d.not_judged}
+    assert not {"config_kl_twice", "config_small_group_adv", "config_many_reuses"} & not_judged
+    # G = 8, one epoch of 128 x 8 / 128 = 8 optimizer steps: many reuses, KL in one place by construction
+    assert fired(d) & {"config_kl_twice", "config_small_group_adv"} == set()
+    f = by_rule(d, "config_many_reuses")
+    assert f.title == "Each rollout is reused 8 times"
+    assert f.evidence[0].text == ("8 optimizer steps per rollout (max_epochs = 1, rollout_batch_size x "
+                                  "n_samples_per_prompt / train_batch_size = 8): the last ones use rollouts 7 "
+                                  "updates old")
+    # G = 2 with group_norm: the std of two rewards; 32 x 2 / 64 = 1 step per epoch x 2 epochs = 2: fine
+    small = dict(OPENRLHF_GRPO, n_samples_per_prompt=2, rollout_batch_size=32, train_batch_size=64, max_epochs=2)
+    d = diagnose(write(tmp_path, s, config=small, name="orl_small"))
+    assert "config_small_group_adv" in fired(d) and "config_many_reuses" not in fired(d)
+    assert "G = 2 with advantage_estimator = group_norm" in by_rule(d, "config_small_group_adv").evidence[0].text
+    # the same G = 2 under dr_grpo / rloo divides by no group std: nothing to warn about
+    for est in ("dr_grpo", "rloo", "reinforce_baseline"):
+        d = diagnose(write(tmp_path, s, config=dict(small, advantage_estimator=est), name=f"orl_{est}"))
+        assert "config_small_group_adv" not in fired(d), est
+    # KL in the reward (use_kl_loss off) is still one place; dynamic batches leave only the epochs to count
+    d = diagnose(write(tmp_path, s, config=dict(OPENRLHF_GRPO, use_kl_loss=False, use_dynamic_batch=True),
+                       name="orl_reward_kl"))
+    assert {"config_kl_twice", "config_many_reuses"} & (fired(d) | {n.rule_id for n in d.not_judged}) == set()

@@ -6,7 +6,7 @@ in the CLI); these rules flag the combinations that are known to hurt.
 
 from __future__ import annotations
 
-from dashboard.config_questions import _truthy
+from dashboard.config_questions import OPENRLHF_SIGNATURE, _truthy
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis.build import evidence, finding
 from dashboard.diagnosis.context import RunData
@@ -15,6 +15,11 @@ from dashboard.diagnosis.registry import rule
 from dashboard.diagnosis.rules_reward import MIN_GROUP, group_size
 
 MANY_REUSES = 4  # optimizer steps per rollout beyond which the last minibatches are clearly off-policy
+
+
+def _openrlhf(d: RunData) -> bool:
+    """OpenRLHF's argparse args: only it names these `advantage_estimator` / `n_samples_per_prompt`."""
+    return any(d.setting(name) is not None for name in OPENRLHF_SIGNATURE)
 
 
 def _whole_run(d: RunData):
@@ -30,6 +35,11 @@ def config_kl_twice(d: RunData):
         # KL knob is `beta`, a term in the loss; GRPOTrainer never puts a KL into the reward
         return []
     in_reward = d.setting("use_kl_in_reward", "kl_in_reward")
+    if in_reward is None and _openrlhf(d):
+        # OpenRLHF (openrlhf/trainer/ppo_utils/experience_maker.py make_experience, ray/ppo_actor.py
+        # training_step): --use_kl_loss moves the KL from the reward into the loss; the reward KL is computed only
+        # when it is off, the loss KL only when it is on, so it is in one place by construction
+        return []
     in_loss = d.setting("use_kl_loss")
     if in_reward is None or in_loss is None:
         return NotJudged("config_kl_twice", "the config does not say both where the reward KL and the loss KL go")
@@ -46,10 +56,12 @@ def config_kl_twice(d: RunData):
 @rule("config_small_group_adv", "group advantage with G < 4")
 def config_small_group_adv(d: RunData):
     g = group_size(d)
-    mode = d.setting("algo.adv_mode", "scale_rewards", "norm_adv_by_std_in_grpo")
+    mode = d.setting("algo.adv_mode", "scale_rewards", "norm_adv_by_std_in_grpo", "advantage_estimator")
     if g is None or mode is None:
         return NotJudged("config_small_group_adv", "the config does not give the group size and advantage mode")
-    per_group = str(mode[1]).lower() in ("group", "true", "1")
+    # OpenRLHF divides by the group std only for group_norm (experience_maker.compute_advantages_and_returns);
+    # dr_grpo / rloo / reinforce_baseline subtract a group baseline without it
+    per_group = str(mode[1]).lower() in ("group", "true", "1", "group_norm")
     if g[1] >= MIN_GROUP or not per_group:
         return []
     ev = [evidence(f"config:{g[0]}", g[1], MIN_GROUP, "config", f"G = {g[1]:g} with {mode[0]} = {mode[1]}: the "
@@ -61,14 +73,26 @@ def config_small_group_adv(d: RunData):
 @rule("config_many_reuses", "many optimizer steps per rollout")
 def config_many_reuses(d: RunData):
     e = d.number("algo.epochs", "num_iterations", "ppo_epochs", "max_epochs")
-    m = d.number("algo.minibatches")
+    m = d.number("algo.minibatches") or _openrlhf_minibatches(d)
     if e is None and m is None:
         return NotJudged("config_many_reuses", "the config does not give epochs or minibatches per rollout")
     n = (e[1] if e else 1.0) * (m[1] if m else 1.0)
     if n <= MANY_REUSES:
         return []
     keys = ", ".join(f"{k} = {v:g}" for k, v in (x for x in (e, m) if x))
-    ev = [evidence(f"config:{(e or m)[0]}", n, MANY_REUSES, "epochs x minibatches",
+    ev = [evidence(f"config:{(e or m)[0].split()[0]}", n, MANY_REUSES, "epochs x minibatches",
                    f"{n:g} optimizer steps per rollout ({keys}): the last ones use rollouts {n - 1:g} updates old")]
     return [finding("config_many_reuses", "warning", f"Each rollout is reused {n:g} times", _whole_run(d), ev,
                     (C.EPOCHS, C.STALENESS))]
+
+
+def _openrlhf_minibatches(d: RunData) -> tuple[str, float] | None:
+    """OpenRLHF's optimizer steps per epoch over one rollout: rollout_batch_size x n_samples_per_prompt /
+    train_batch_size (the replay buffer holds r x n samples; DeepSpeed steps once per train_batch_size of them,
+    openrlhf/utils/deepspeed/deepspeed.py accumulated_gradient). None when a size is missing, and with
+    --use_dynamic_batch, where the steps follow token budgets instead."""
+    r, n, t = d.number("rollout_batch_size"), d.number("n_samples_per_prompt"), d.number("train_batch_size")
+    dyn = d.setting("use_dynamic_batch")
+    if r is None or n is None or t is None or t[1] <= 0 or (dyn is not None and _truthy(dyn[1])):
+        return None
+    return "rollout_batch_size x n_samples_per_prompt / train_batch_size", float(max(1, int(r[1] * n[1] // t[1])))
