@@ -48,7 +48,8 @@ class Panel:
 
 
 CHECKLIST: tuple[Panel, ...] = (
-    Panel("reward", "Raw reward: mean with std band", (Series("reward/mean", "reward mean"),),
+    Panel("reward", "Raw reward: mean with std band, and eval reward",
+          (Series("reward/mean", "reward mean"), Series("eval/reward_mean", "eval reward", sparse=True, dash="dot")),
           band=("reward/mean", "reward/std"), short="reward mean/std"),
     Panel("zero_var", "Zero-variance groups (all-pass / all-fail split)",
           (Series("groups/zero_std_frac", "zero-variance"), Series("groups/all_pass_frac", "all pass", dash="dot"),

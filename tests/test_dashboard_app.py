@@ -453,7 +453,7 @@ def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
             ys = next(t["y"] for t in spec["data"] if t.get("name") == "reward mean")
             assert trace_values(ys) == pytest.approx([0.05 * i for i in range(20)])
             # only the reward chart has data: the other seven are named, not drawn empty
-            assert [a["text"] for a in spec["layout"]["annotations"]] == ["Raw reward: mean with std band"]
+            assert [a["text"] for a in spec["layout"]["annotations"]] == ["Raw reward: mean with std band, and eval reward"]
             assert escape_md("Not logged by this tensorboard run, so not drawn: zero-variance groups, pass rate, "
                              "completion length, entropy, KL to the reference, clip fraction, first-step ratio.") in shown
         if page == "compare":

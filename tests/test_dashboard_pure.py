@@ -348,3 +348,11 @@ def test_config_questions_openrlhf_reader_stays_off_other_frameworks():
     trl = {"beta": 0.04, "num_generations": 8, "scale_rewards": "group", "loss_type": "dapo", "use_vllm": True,
            "num_iterations": 1, "steps_per_generation": 4, "temperature": 1.0}
     assert config_questions.answer_questions(trl, "tensorboard")[3].answer == "added to the loss (beta 0.04)"
+
+
+def test_eval_reward_is_drawn_on_the_reward_chart_at_its_steps_only():
+    frame = pd.DataFrame({"step": [0, 1, 2, 3], "reward/mean": [0.1, 0.2, 0.3, 0.4],
+                          "eval/reward_mean": [0.5, np.nan, np.nan, 0.7]})
+    fig = charts.checklist_figure(frame, (charts.PANELS["reward"],))
+    (ev,) = [t for t in fig.data if t.name == "eval reward"]
+    assert list(ev.x) == [0, 3] and list(ev.y) == [0.5, 0.7] and ev.mode == "lines+markers"
