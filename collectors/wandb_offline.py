@@ -29,7 +29,7 @@ from collectors.sources import register_source
 BLOCK = 32 * 1024
 HEADER = struct.pack("<4sHB", b":W&B", 0xBEE1, 0)
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
-_STEP_KEYS = ("train/global_step", "_step")
+_STEP_KEYS = ("train/global_step", "eval/global_step", "_step")  # TRL/OpenRLHF train, OpenRLHF eval
 
 
 def wandb_file(target: Path) -> Path | None:
@@ -142,10 +142,12 @@ def _flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def history_row(values: Mapping[str, Any]) -> dict[str, Any] | None:
-    """One wandb history row -> {"step": int, canonical name: float, "wall_time": s}, or None without a step.
+    """One wandb history row -> {"step": int, canonical name: float, "wall_time": s}; None without a step,
+    {} for a row of media only.
 
     `values` is a row as wandb holds it: metric name -> JSON value, with wandb's own `_step`, `_runtime`,
-    `_timestamp`. The step is TRL's trainer step `train/global_step` when present, else `_step`. Only numbers
+    `_timestamp`. The step is the trainer's `train/global_step` (TRL, OpenRLHF) or `eval/global_step`
+    (OpenRLHF's eval rows) when present, else wandb's `_step`. Only numbers
     (and nulls) are metrics; a media object (a `wandb.Table` of completions, an image, a histogram: a dict
     with `_type`) is skipped whole, so its `nrows`/`ncols` never pose as metrics.
     """
@@ -157,6 +159,8 @@ def history_row(values: Mapping[str, Any]) -> dict[str, Any] | None:
     media = tuple(k[: -len("_type")] for k, v in flat.items() if isinstance(v, str) and k.endswith("._type"))
     if media:
         data = {k: v for k, v in data.items() if not k.startswith(media)}
+        if not set(data) - set(_STEP_KEYS):
+            return {}  # a row of media only (OpenRLHF's samples table): nothing to chart, skipped quietly
     row, _ = map_row(data)
     if _is_number(flat.get("_timestamp")):
         row["wall_time"] = float(flat["_timestamp"])
@@ -196,7 +200,7 @@ class WandbOfflineRun(Run):
             kind = rec.WhichOneof("record_type")
             if kind == "history":
                 row = self._history_row(f, rec.history)
-                if row is not None:
+                if row:
                     rows.append(row)
             elif kind == "config":
                 self._config(rec.config.update)

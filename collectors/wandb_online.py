@@ -154,7 +154,7 @@ class WandbOnlineRun(Run):
             if isinstance(wandb_step, (int, float)) and math.isfinite(wandb_step):
                 last = max(last, int(wandb_step))
             row = history_row(values)
-            if row is not None:
+            if row:  # None (no step) and {} (media only) carry nothing to chart
                 rows.append(row)
         # moved on only once the whole scan arrived, so a scan cut off halfway is asked again in full
         self._last_wandb_step = last

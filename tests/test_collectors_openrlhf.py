@@ -132,9 +132,8 @@ JUDGED = {
     "no_learning",  # loss/policy, reward/mean
 }
 # Not judged on OpenRLHF logs: sparse_reward (reward/pass_rate), zero_variance_groups (groups/zero_std_frac),
-# first_step_ratio (policy/ratio_first_step), low_diversity / verifier_suspect (temperature, sample texts),
-# and the config_* rules, which do not read OpenRLHF's argument names (advantage_estimator, use_kl_loss, ...).
-# small_group is judged where the config (wandb) gives n_samples_per_prompt.
+# first_step_ratio (policy/ratio_first_step), low_diversity / verifier_suspect (temperature, sample texts).
+# small_group and the config_* rules are judged where the config (wandb) gives OpenRLHF's args.
 
 
 def _check_metrics(run):
@@ -191,14 +190,11 @@ def test_wandb_offline_openrlhf_keys(wandb_run):
     m = _check_metrics(run)
     assert run.meta.config["advantage_estimator"] == "group_norm"
     assert not [c for c in m.columns if "generated_samples" in c]  # the samples table is media, not a metric
-    # eval_diverges is left out here: the eval rows sit at the wrong steps (next test)
-    _check_diagnosis(run, JUDGED - {"eval_diverges"} | {"small_group"})
+    _check_diagnosis(run, JUDGED | {"small_group"})
 
 
-@pytest.mark.xfail(strict=True, reason="the wandb reader takes a row's step from train/global_step, else _step: "
-                   "OpenRLHF's eval rows carry eval/global_step (they land at wandb's _step, 43, 54, ...) and the "
-                   "first samples-table row has no step of its own (an empty row at step 0)")
 def test_wandb_offline_openrlhf_eval_step(wandb_run):
+    # eval rows carry eval/global_step, not train/global_step; the samples-table row has no step of its own
     m = open_run(wandb_run).metrics
     assert _eval_rows(m) == EVAL_EXPECTED
     assert list(m["step"]) == list(range(1, N + 1))
