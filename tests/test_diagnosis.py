@@ -217,6 +217,11 @@ def test_config_audit(tmp_path):
     verl = {"algorithm.use_kl_in_reward": True, "actor_rollout_ref.actor.use_kl_loss": True}
     d = diagnose(write(tmp_path, s, config=verl, name="verl"))
     assert "config_kl_twice" in fired(d)
+    # verl: 2 actor epochs x (1024 / 256) mini-batches = 8 steps; the critic's 1 epoch is not the actor's
+    verl = {"data.train_batch_size": 1024, "critic.ppo_epochs": 1, "actor_rollout_ref.actor.ppo_epochs": 2,
+            "actor_rollout_ref.actor.ppo_mini_batch_size": 256, "critic.ppo_mini_batch_size": 1024}
+    f = by_rule(diagnose(write(tmp_path, s, config=verl, name="verl_reuse")), "config_many_reuses")
+    assert f.evidence[0].value == 8 and "actor_rollout_ref.actor.ppo_epochs = 2" in f.evidence[0].text
 
 
 class Bare:

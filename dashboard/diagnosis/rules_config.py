@@ -72,8 +72,9 @@ def config_small_group_adv(d: RunData):
 
 @rule("config_many_reuses", "many optimizer steps per rollout")
 def config_many_reuses(d: RunData):
-    e = d.number("algo.epochs", "num_iterations", "ppo_epochs", "max_epochs")
-    m = d.number("algo.minibatches") or _openrlhf_minibatches(d)
+    # "actor.ppo_epochs" before "ppo_epochs": a verl config also has critic.ppo_epochs
+    e = d.number("algo.epochs", "num_iterations", "actor.ppo_epochs", "ppo_epochs", "max_epochs")
+    m = d.number("algo.minibatches") or _openrlhf_minibatches(d) or _verl_minibatches(d)
     if e is None and m is None:
         return NotJudged("config_many_reuses", "the config does not give epochs or minibatches per rollout")
     n = (e[1] if e else 1.0) * (m[1] if m else 1.0)
@@ -84,6 +85,15 @@ def config_many_reuses(d: RunData):
                    f"{n:g} optimizer steps per rollout ({keys}): the last ones use rollouts {n - 1:g} updates old")]
     return [finding("config_many_reuses", "warning", f"Each rollout is reused {n:g} times", _whole_run(d), ev,
                     (C.EPOCHS, C.STALENESS))]
+
+
+def _verl_minibatches(d: RunData) -> tuple[str, float] | None:
+    """verl's optimizer steps per epoch: data.train_batch_size / actor.ppo_mini_batch_size (both count prompts;
+    verl scales the mini-batch by rollout.n itself), as the Config page's question 5 counts them."""
+    b, mb = d.number("data.train_batch_size"), d.number("actor.ppo_mini_batch_size")
+    if b is None or mb is None or mb[1] <= 0:
+        return None
+    return "data.train_batch_size / actor.ppo_mini_batch_size", float(max(1, int(b[1] // mb[1])))
 
 
 def _openrlhf_minibatches(d: RunData) -> tuple[str, float] | None:
