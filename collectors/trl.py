@@ -91,7 +91,9 @@ class TrlRun(Run):
         if state is None:
             self._note(Problem(self.path.name, f"no {STATE} here or in checkpoint-*/"))
             return []
-        latest = max(state_files(self.path), key=lambda p: p.stat().st_mtime)
+        # among checkpoints only: the folder's own state (save_state at the end) is legitimately the newest file
+        ckpts = [p for p in state_files(self.path) if _state_step(p) >= 0]
+        latest = max(ckpts, key=lambda p: p.stat().st_mtime) if ckpts else state
         if _state_step(latest) < _state_step(state):
             # a run restarted without resume_from_checkpoint writes low checkpoints again beside the old ones
             self._note(Problem(str(latest.relative_to(self.folder)),

@@ -144,6 +144,10 @@ def test_restart_into_the_same_folder_is_named(tmp_path):
     assert list(run.metrics["step"]) == list(range(1, 9))
     assert any(p.file == "checkpoint-4/trainer_state.json" and "restarted from scratch" in p.message
                for p in run.problems), run.problems
+    # a normal end: save_state writes the folder's own state last, after the highest checkpoint
+    os.utime(tmp_path / "checkpoint-4" / "trainer_state.json", (500, 500))
+    (tmp_path / "trainer_state.json").write_text((tmp_path / "checkpoint-8" / "trainer_state.json").read_text())
+    assert not [p for p in TrlRun(tmp_path).problems if "restarted" in p.message]
 
 
 def test_training_args_are_read_without_running_the_pickle(tmp_path):
