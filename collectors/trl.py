@@ -37,6 +37,8 @@ from collectors.trl_args import ARGS_FILE, read_training_args
 
 STATE = "trainer_state.json"
 _CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
+_COMPLETIONS_RE = re.compile(r"^completions_(\d+)\.parquet$")
+ROLLOUT_KEY = "reward"  # logged on generation steps only (with num_iterations > 1 the others lack it)
 _SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_loss")
 # trainer-level keys with a canonical twin that only the TRL output has
 _EXTRA_MAP = {"step_time": "perf/step_s"}
@@ -83,6 +85,8 @@ class TrlRun(Run):
         self._state_sig: tuple | None = None
         self._completions_read: set[Path] = set()
         self._eval_steps: set[int] = set()
+        self._logged_steps: set[int] = set()  # train entries seen in the state
+        self._rollout_steps: set[int] = set()  # ...of which generated a rollout (they log `reward`)
         self._seq = 0
         self.refresh()
 
@@ -140,6 +144,10 @@ class TrlRun(Run):
                 continue  # already read from an older checkpoint
             if any(k.startswith("eval_") for k in entry):
                 self._eval_steps.add(step)
+            else:
+                self._logged_steps.add(step)
+                if ROLLOUT_KEY in entry:
+                    self._rollout_steps.add(step)
             data = {k: v for k, v in entry.items() if k not in ("step", "epoch")}
             row, bad = map_row(data, [TRL], overrides=_EXTRA_MAP)
             if bad:
@@ -165,14 +173,17 @@ class TrlRun(Run):
         for f in sorted(folder.glob("completions_*.parquet")) if folder.is_dir() else []:
             if f in self._completions_read:
                 continue
+            step = completions_step(f)
+            if step is not None and step not in self._eval_steps and step not in self._logged_steps:
+                continue  # the state does not have this step yet (written at the next checkpoint): decide then
+            self._completions_read.add(f)
+            if step is not None and not is_training_rollout(step, self._eval_steps, self._rollout_steps):
+                continue
             try:
                 frame = pd.read_parquet(f)
             except (OSError, ValueError) as e:
                 self._note(Problem(f"completions/{f.name}", f"unreadable parquet ({e}); skipped"))
                 continue
-            self._completions_read.add(f)
-            if len(frame) and int(frame["step"].iloc[0]) in self._eval_steps:
-                continue  # eval completions: not the training rollout of that step
             new.append(completion_samples(frame))
         if new:
             self._samples = pd.concat([self._samples, *new], ignore_index=True).sort_values(
@@ -181,6 +192,24 @@ class TrlRun(Run):
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:
             self.problems.append(problem)
+
+
+def completions_step(path: Path) -> int | None:
+    """The step in TRL's file name `completions_{step:05d}.parquet`."""
+    m = _COMPLETIONS_RE.match(path.name)
+    return int(m[1]) if m else None
+
+
+def is_training_rollout(step: int, eval_steps: set[int], rollout_steps: set[int]) -> bool:
+    """Whether TRL's completions file of `step` holds that step's own training rollout.
+
+    At an eval step it holds the eval completions. With num_iterations > 1 TRL writes the file at every log
+    step, but only generation steps (those whose log has `reward`) sampled anew; the others repeat the last
+    rollout. A run that never logs `reward` (renamed metrics) keeps every non-eval file.
+    """
+    if step in eval_steps:
+        return False
+    return not rollout_steps or step in rollout_steps
 
 
 def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:

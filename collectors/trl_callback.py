@@ -17,6 +17,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from collectors.keymap import TRL, map_row
+from collectors.trl import ROLLOUT_KEY, completion_samples, completions_step, is_training_rollout
 from collectors.writer import RunWriter
 
 _SKIP = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss", "total_flos")
@@ -44,6 +45,7 @@ class GrpoScopeCallback(TrainerCallback):
         self._seen: set[Path] = set()
         self._completions: Path | None = None
         self._eval_steps: set[int] = set()
+        self._rollout_steps: set[int] = set()
 
     def on_train_begin(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
@@ -61,6 +63,8 @@ class GrpoScopeCallback(TrainerCallback):
         self._row_step = step
         if any(k.startswith("eval_") for k in logs):
             self._eval_steps.add(step)
+        elif ROLLOUT_KEY in logs:
+            self._rollout_steps.add(step)
         row, _ = map_row({k: v for k, v in logs.items() if isinstance(v, (int, float))}, [TRL],
                          overrides={"step_time": "perf/step_s"})
         self._row.update(row)
@@ -84,8 +88,6 @@ class GrpoScopeCallback(TrainerCallback):
             return
         import pandas as pd
 
-        from collectors.trl import completion_samples
-
         for f in sorted(self._completions.glob("completions_*.parquet")):
             if f in self._seen:
                 continue
@@ -94,5 +96,6 @@ class GrpoScopeCallback(TrainerCallback):
             except (OSError, ValueError):
                 continue  # still being written; read it on the next log
             self._seen.add(f)
-            if len(frame) and int(frame["step"].iloc[0]) not in self._eval_steps:
+            step = completions_step(f)
+            if len(frame) and (step is None or is_training_rollout(step, self._eval_steps, self._rollout_steps)):
                 self.writer.log_samples(completion_samples(frame))

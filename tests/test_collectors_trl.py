@@ -29,6 +29,35 @@ def trl_run(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def trl_reuse_run(tmp_path_factory):
+    """num_iterations=2: TRL generates every other step, logs rollout metrics only then, yet writes a
+    completions file at every log step (the repeats hold the last rollout again)."""
+    pytest.importorskip("trl")
+    out = tmp_path_factory.mktemp("trl_mu2")
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--callback", "--steps", "8",
+                           "--num-iterations", "2"], capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
+def test_reuse_keeps_sparse_rollout_metrics_null_and_takes_each_rollout_once(trl_reuse_run):
+    for folder in ("trl_out", "grpo_run"):  # the reader and the live callback
+        run = open_run(trl_reuse_run / folder)
+        m = run.metrics.set_index("step")
+        assert list(m.index) == list(range(1, 9))
+        gen = [1, 3, 5, 7]  # generation steps; 2, 4, 6, 8 reuse their rollout
+        assert m.loc[gen, "reward/mean"].notna().all() and m.loc[[2, 4, 6, 8], "reward/mean"].isna().all()
+        assert m["loss/total"].notna().all()  # the optimizer stepped every step
+        s = run.samples()
+        # one rollout per generation step (3 is an eval step: its file holds eval completions)
+        assert sorted(s["step"].unique()) == [1, 5, 7], folder
+        assert (s.groupby("step").size() == 8).all()
+        from dashboard.diagnosis import diagnose
+
+        assert "non_finite" not in {f.rule_id for f in diagnose(run).findings}  # nulls, not NaNs
+
+
 def test_reader_maps_log_history_and_rebuilds_groups(trl_run):
     out = trl_run / "trl_out"
     assert detect_source(out) == "trl"
