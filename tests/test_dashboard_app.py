@@ -466,6 +466,20 @@ def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
             assert not at.dataframe  # no table of five "unknown" answers
 
 
+def test_diagnosis_of_a_run_without_samples_says_so_instead_of_linking_an_empty_page(tmp_path, monkeypatch):
+    tb = pytest.importorskip("torch.utils.tensorboard")
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    w = tb.SummaryWriter(str(tmp_path / "flat"))
+    for i in range(40):
+        w.add_scalar("train/reward", 0.0, i)  # a flat zero reward: the checks say "read the samples"
+    w.close()
+    at = open_page("diagnosis", [f"{tmp_path.name}/flat"])
+    assert escape_md("reward_constant") in texts(at)
+    links = [str(e.proto.label) for e in at.get("page_link")]
+    assert links and not [label for label in links if label.startswith("open samples")]
+    assert escape_md("This tensorboard run has no samples (responses): TensorBoard event files hold") in texts(at)
+
+
 def test_runs_page_mixes_our_runs_and_foreign_ones_without_a_heartbeat(tmp_path, monkeypatch):
     """A foreign run has no heartbeat: its last update is its newest file's mtime, and the table, whose time
     column then holds a mix of numbers, renders (it once raised on the NaN)."""

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, data, ui
+from dashboard import charts, coverage, data, ui
 from dashboard.text import SEVERITY_ICONS, escape_md
 
 st.title("Diagnosis")
@@ -28,9 +28,15 @@ if not diagnosis.findings:
     st.success("No findings: no rule fired on this run.")
 
 
+has_samples = bool(data.sample_steps(snap))
+
+
 def show_check(number: int, check) -> None:
     st.markdown(f"{number}. **{escape_md(check.what)}**: {escape_md(check.how)}")
-    if check.link is not None:
+    if check.link is not None and check.link.page == "samples" and not has_samples:
+        # a link to an empty page helps nobody: say why the check cannot be read here, and how to get it
+        st.caption(escape_md(coverage.missing_message(snap.run.meta.source, "samples")))
+    elif check.link is not None:
         params = dict(check.link.params)
         # say where the link goes ("open samples: filter all_fail"), not just which page
         where = ", ".join(f"{k} {v}" for k, v in params.items())
