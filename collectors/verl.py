@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import re
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -120,7 +121,14 @@ def verl_row(data: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
 
 
 class LineTail:
-    """Complete new lines of a growing file, from a kept byte offset; notes a rewrite (the file shrank)."""
+    """Complete new lines of a growing file, from a kept byte offset; notes a rewrite (the file shrank).
+
+    A last line without its newline is waited for while the file is fresh; once the file has not changed
+    for SETTLED_S it is taken as written (a finished log often ends without a newline, and its last
+    step must not be lost).
+    """
+
+    SETTLED_S = 10.0
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -130,9 +138,10 @@ class LineTail:
     def read(self) -> tuple[list[tuple[int, str]], bool, bool]:
         """(new (line number, text) pairs, rewritten?, an incomplete last line waits?)."""
         try:
-            size = self.path.stat().st_size
+            st = self.path.stat()
         except OSError:
             return [], False, False
+        size = st.st_size
         rewritten = size < self.offset
         if rewritten:
             self.offset, self.line_no = 0, 0
@@ -140,8 +149,11 @@ class LineTail:
             f.seek(self.offset)
             data = f.read()
         end = data.rfind(b"\n") + 1
+        text = data[:end]
+        if end < len(data) and time.time() - st.st_mtime > self.SETTLED_S:
+            text, end = data + b"\n", len(data)  # the writer is done with it: a complete last line
         lines = []
-        for raw in data[:end].split(b"\n")[:-1]:
+        for raw in text.split(b"\n")[:-1]:
             self.line_no += 1
             lines.append((self.line_no, raw.decode("utf-8", "replace")))
         self.offset += end

@@ -77,6 +77,8 @@ def test_real_verl_console_log():
     run = open_run(REAL_LOG)
     m = run.metrics
     assert len(m) > 50 and m["step"].is_monotonic_increasing
+    # the log ends without a newline; it has not changed for long, so its last line (step 105) is read
+    assert m["step"].iloc[-1] == 105 and run.problems == []
     for col in ("reward/mean", "policy/entropy", "policy/clipfrac", "policy/approx_kl_old", "optim/lr"):
         assert m[col].notna().sum() > 50, col
     assert m["eval/reward_mean"].notna().any()
@@ -151,3 +153,19 @@ def test_rollout_dumps_give_samples_and_zero_std_groups(tmp_path):
 def test_empty_folder(tmp_path):
     run = VerlRun(tmp_path)
     assert len(run.metrics) == 0 and "no verl" in str(run.problems[0])
+
+
+def test_a_last_line_without_newline_waits_while_fresh_and_is_read_once_settled(tmp_path):
+    import os
+    import time
+
+    f = tmp_path / "train.jsonl"
+    f.write_text(_line(1, **{"critic/score/mean": 0.1}) + _line(2, **{"critic/score/mean": 0.2}).rstrip("\n"))
+    run = open_run(f)
+    assert list(run.metrics["step"]) == [1] and "line 2 is incomplete; waiting for the rest" in str(run.problems)
+    old = time.time() - 60
+    os.utime(f, (old, old))  # a minute without a write: the writer is done with that line
+    assert run.refresh() == 1 and list(run.metrics["step"]) == [1, 2] and run.problems == []
+    with f.open("a") as fh:  # and the offset is right: a later line is read once, nothing is reread
+        fh.write("\n" + _line(3, **{"critic/score/mean": 0.3}))
+    assert run.refresh() == 1 and list(run.metrics["step"]) == [1, 2, 3] and run.problems == []
