@@ -243,3 +243,13 @@ def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
 })
 def open_trl(target: str) -> TrlRun:
     return TrlRun(target)
+
+
+def __getattr__(name: str):
+    # `from collectors.trl import GrpoScopeCallback` works, but only that import pulls in transformers (and
+    # torch): opening a TRL output folder must stay as light as every other reader
+    if name == "GrpoScopeCallback":
+        from collectors.trl_callback import GrpoScopeCallback
+
+        return GrpoScopeCallback
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -205,6 +205,16 @@ def test_training_args_are_read_without_running_the_pickle(tmp_path):
         read_training_args(f)
 
 
+def test_the_callback_is_importable_from_collectors_trl():
+    pytest.importorskip("transformers")
+    from collectors.trl import GrpoScopeCallback
+    from collectors.trl_callback import GrpoScopeCallback as same
+
+    assert GrpoScopeCallback is same
+    with pytest.raises(ImportError, match="NoSuchThing"):
+        from collectors.trl import NoSuchThing  # noqa: F401
+
+
 def test_import_collectors_loads_no_torch_or_transformers(tmp_path):
     code = ("import sys, collectors; from collectors.sources import _load_readers; _load_readers(); "
             "bad = [m for m in ('torch', 'transformers', 'trl', 'streamlit') if m in sys.modules]; "
