@@ -7,6 +7,8 @@ import torch
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from fixtures import tiny_hf  # tests/ is on sys.path; fixtures/ is a plain folder of helpers
+
 from collectors import load_run
 from collectors.schema import METRICS
 from grpo_core.config import build_config
@@ -18,25 +20,7 @@ torch.set_num_threads(1)
 
 
 def save_tiny_model(folder, family: str) -> str:
-    import transformers
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<eos>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator([f"{a}+{b}={a + b}" for a in range(10) for b in range(10)], trainer)
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>")
-    fast.save_pretrained(folder)
-    config_cls, model_cls = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-                             "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM)}[family]
-    config = config_cls(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                        eos_token_id=fast.eos_token_id, pad_token_id=fast.pad_token_id, bos_token_id=None)
-    torch.manual_seed(0)
-    model_cls(config).save_pretrained(folder)
-    return str(folder)
+    return tiny_hf.save_tiny_model(folder, family, max_positions=64)
 
 
 def length_reward(completion: str, answer: str):
