@@ -67,6 +67,18 @@ def _plain(value: Any, depth: int = 0) -> Any:
     return repr(value)
 
 
+def _first_object(raw: bytes) -> Any:
+    """The pickled object: the zip format holds one pickle; the legacy format (torch < 1.6) a stream of
+    pickles, magic number, protocol version and system info first, then the object."""
+    stream = io.BytesIO(raw)
+    obj = _InertUnpickler(stream).load()
+    for _ in range(3):
+        if isinstance(obj, _Placeholder) or stream.tell() >= len(raw):
+            break
+        obj = _InertUnpickler(stream).load()
+    return obj
+
+
 def read_training_args(path: Path) -> dict[str, Any]:
     """The flat config saved in a TRL/transformers `training_args.bin`; RunError naming the file otherwise.
 
@@ -83,7 +95,7 @@ def read_training_args(path: Path) -> dict[str, Any]:
     except OSError as e:
         raise RunError(f"{path}: cannot read ({e.strerror})") from e
     try:
-        obj = _InertUnpickler(io.BytesIO(raw)).load()
+        obj = _first_object(raw)
     except Exception as e:  # any malformed pickle is the same "cannot read" for the user
         raise RunError(f"{path}: not a readable training-arguments pickle ({type(e).__name__}: {e})") from e
     fields = _plain(obj)

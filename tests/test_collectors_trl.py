@@ -200,6 +200,12 @@ def test_training_args_are_read_without_running_the_pickle(tmp_path):
     assert not (tmp_path / "pwned").exists()
     assert config["beta"] == 0.1 and config["hub_token"] == "<redacted>" and "_n_gpu" not in config
     assert config["payload"].startswith("touch ")  # a call with one plain argument reads as that argument
+    # the legacy (pre-zip) torch format: magic number, protocol, system info, then the object
+    legacy = tmp_path / "legacy" / "training_args.bin"
+    legacy.parent.mkdir()
+    legacy.write_bytes(b"".join(pickle.dumps(x, protocol=2) for x in
+                                (0x1950A86A20F9469CFC6C, 1001, {"protocol_version": 1001}, args)))
+    assert read_training_args(legacy)["beta"] == 0.1
     f.write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(RunError, match="training_args.bin: not a readable training-arguments pickle"):
         read_training_args(f)
