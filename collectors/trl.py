@@ -68,7 +68,14 @@ def newest_state(folder: Path) -> Path | None:
     if not files:
         return None
     # the folder's own state is written by save_state at the end; a later checkpoint may still be newer
-    return max(files, key=lambda p: (_state_step(p), p.stat().st_mtime))
+    return max(files, key=lambda p: (_state_step(p), _mtime(p)))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed between the listing and now (a checkpoint rotated away by save_total_limit)
+        return -1.0
 
 
 def _state_step(path: Path) -> int:
@@ -97,7 +104,7 @@ class TrlRun(Run):
             return []
         # among checkpoints only: the folder's own state (save_state at the end) is legitimately the newest file
         ckpts = [p for p in state_files(self.path) if _state_step(p) >= 0]
-        latest = max(ckpts, key=lambda p: p.stat().st_mtime) if ckpts else state
+        latest = max(ckpts, key=_mtime) if ckpts else state
         if _state_step(latest) < _state_step(state):
             # a run restarted without resume_from_checkpoint writes low checkpoints again beside the old ones
             self._note(Problem(str(latest.relative_to(self.folder)),
@@ -111,11 +118,11 @@ class TrlRun(Run):
         return out
 
     def _read_state(self, state: Path) -> list[dict[str, Any]]:
-        st = state.stat()
-        sig = (state, st.st_mtime_ns, st.st_size)
-        if sig == self._state_sig:
-            return []
         try:
+            st = state.stat()
+            sig = (state, st.st_mtime_ns, st.st_size)
+            if sig == self._state_sig:
+                return []
             obj = json.loads(state.read_text())
             history = obj["log_history"]
             if not isinstance(history, list):
@@ -126,6 +133,8 @@ class TrlRun(Run):
         except (KeyError, TypeError):
             self._note(Problem(str(state.relative_to(self.folder)), "no log_history list; nothing read"))
             return []
+        except OSError:
+            return []  # rotated away since the listing (save_total_limit); the next refresh takes the newer one
         self._state_sig = sig
         self.meta.status = "finished" if obj.get("global_step") == obj.get("max_steps") else "unknown"
         self.meta.config = self._training_args(state)
