@@ -24,7 +24,8 @@ class Source:
     open: Callable[[str], Run]
     info: Callable[[Path, float], RunInfo] | None = None  # cheap runs-table line; default opens the run
     priority: int = 0  # higher is asked first
-    # what this source never or not always holds, and how a user gets it: {"samples": ..., "config": ...}
+    # what this source never or not always holds, and how a user gets it: {"samples": ..., "config": ...,
+    # "live": how often it is written, where that is not as it happens}
     hints: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -66,7 +67,7 @@ def open_run(target: str | Path, source: str | None = None) -> Run:
 
 
 def missing_hint(source: str, what: str) -> str | None:
-    """How a user of `source` gets `what` ("samples", "config") into their run, if the reader says."""
+    """How a user of `source` gets `what` ("samples", "config", "live") into their run, if the reader says."""
     _load_readers()
     src = SOURCES.get(source)
     return src.hints.get(what) if src else None

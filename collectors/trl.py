@@ -249,6 +249,8 @@ def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
                "in the output folder); or add collectors.trl_callback.GrpoScopeCallback to the trainer.",
     "config": "the GRPOConfig is read from training_args.bin, which TRL saves with each checkpoint; "
               "none was found or it could not be read (see the reading problems).",
+    "live": "TRL writes trainer_state.json only when it saves a checkpoint (save_steps), so new steps appear "
+            "here then; for every step as it is logged, add collectors.trl.GrpoScopeCallback to the trainer.",
 })
 def open_trl(target: str) -> TrlRun:
     return TrlRun(target)

@@ -227,3 +227,23 @@ def test_import_collectors_loads_no_torch_or_transformers(tmp_path):
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_live_page_says_when_a_trl_folder_gets_new_steps(trl_run, monkeypatch):
+    """The real TRL output on the dashboard's Live page: it says that steps arrive with checkpoints."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import data
+    from dashboard.paths import ROOTS_ENV
+    from dashboard.text import escape_md
+
+    monkeypatch.setenv(ROOTS_ENV, str(trl_run))
+    data.clear_caches()
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=60)
+    at.query_params["run"] = [f"{trl_run.name}/trl_out"]
+    at.switch_page("views/live.py")
+    at.run()
+    data.clear_caches()
+    assert not at.exception, [e.message for e in at.exception]
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert escape_md("TRL writes trainer_state.json only when it saves a checkpoint (save_steps)") in captions

@@ -3,6 +3,7 @@ how long ago it last updated, a pause switch, and findings as they appear."""
 
 import streamlit as st
 
+from collectors.sources import missing_hint
 from dashboard import charts, coverage, ui
 from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md
 
@@ -35,6 +36,8 @@ def live_view() -> None:
     m3.metric("last update", ago(run.last_update))
     reward = frame["reward/mean"].iloc[-1] if "reward/mean" in frame and len(frame) else None
     m4.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}")
+    if hint := missing_hint(run.meta.source, "live"):  # a source that is only written now and then
+        st.caption(escape_md(hint))
     if run.status == "stale":
         st.warning("The writer stopped sending heartbeats: this run is stale, not running.")
     diagnosis = ui.diagnosis_or_error(snap)
