@@ -58,12 +58,14 @@ def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
     if not len(metrics) and not len(run.samples()):
         raise RunError(f"{args.source}: nothing readable" + (f" ({warnings[0]})" if warnings else ""))
     writer = RunWriter(to, name=run.name, config=run.meta.config, source=run.meta.source, handle_signals=False)
+    # a NaN the source logged stays NaN; every other gap is a null ("not measured"), as in the source
+    logged_nan = {(mapping.get(k, k), s) for k, steps in run.nan_at.items() for s in steps}
     try:
         for rec in metrics.to_dict("records"):
             step = int(rec.pop("step"))
             rec.setdefault("wall_time", None)  # a source without times stays without, not "now"
-            writer.log_step(step, {k: (None if isinstance(v, float) and math.isnan(v) else v)
-                                   for k, v in rec.items()})
+            writer.log_step(step, {k: (None if isinstance(v, float) and math.isnan(v) and (k, step) not in logged_nan
+                                       else v) for k, v in rec.items()})
         samples = run.samples()
         if len(samples):
             writer.log_samples(samples)

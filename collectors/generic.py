@@ -39,6 +39,8 @@ def detect(target: str) -> bool:
 
 
 class GenericRun(Run):
+    nan_known = True  # JSON NaN / CSV "nan" is a logged NaN; a null or an empty cell is not logged
+
     def __init__(self, path: Path | str, mapping: Mapping[str, str] | None = None) -> None:
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="generic"))

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from collectors.run import NAN_AT
 from collectors.schema import METRICS
 
 # TRL 1.16 GRPOTrainer log keys (trainer_state.json log_history, wandb, TensorBoard).
@@ -165,8 +166,9 @@ def map_row(raw: Mapping[str, Any], maps: Iterable[Mapping[str, str]] | Callable
             overrides: Mapping[str, str] | None = None) -> tuple[dict[str, float], list[str]]:
     """Rename and coerce one step's metrics; return (row, keys whose value was not a number).
 
-    A null value stays null (NaN) rather than absent, so a sparse key keeps its column. When two source
-    keys land on one canonical name (`actor/entropy` and the old `actor/entropy_loss`), the first non-null wins.
+    A null value stays null (None) rather than absent, so a sparse key keeps its column, and apart from a
+    logged NaN (float NaN), which `chunk` records. When two source keys land on one canonical name
+    (`actor/entropy` and the old `actor/entropy_loss`), the first non-null wins.
     """
     if maps is None:
         lookup = family_name
@@ -174,23 +176,33 @@ def map_row(raw: Mapping[str, Any], maps: Iterable[Mapping[str, str]] | Callable
         lookup = maps
     else:
         lookup = lambda k, m=list(maps): canonical_name(k, m)
-    row: dict[str, float] = {}
+    row: dict[str, float | None] = {}
     bad: list[str] = []
     for key, value in raw.items():
         name = (overrides or {}).get(key) or lookup(key)
-        number = math.nan if value is None else to_number(value)
-        if number is None:
+        number = None if value is None else to_number(value)
+        if number is None and value is not None:
             bad.append(key)
             continue
-        if name in row and not math.isnan(row[name]):
+        if name in row and row[name] is not None and not math.isnan(row[name]):
             continue
         row[name] = number
     return row, bad
 
 
 def chunk(rows: list[dict[str, Any]], seq_start: int = 0) -> pd.DataFrame:
-    """Rows of {"step": int, name: float} -> a metrics chunk with `_seq` in arrival order."""
+    """Rows of {"step": int, name: float or None} -> a metrics chunk with `_seq` in arrival order.
+
+    In the frame a null (None) and a logged NaN are both NaN, so the logged NaNs are listed in
+    `frame.attrs[NAN_AT]` first: the diagnosis tells "not measured this step" from "the loss was NaN".
+    """
+    nan_at: dict[str, list[int]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, float) and math.isnan(value):  # a null (None) is not a NaN
+                nan_at.setdefault(key, []).append(int(row["step"]))
     frame = pd.DataFrame(rows)
+    frame.attrs[NAN_AT] = nan_at
     if not len(frame):
         return frame
     frame["step"] = frame["step"].astype("int64")

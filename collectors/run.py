@@ -18,6 +18,10 @@ from collectors.meta import STALE_AFTER_S, RunMeta
 from collectors.parts import SEQ_COLUMN
 from collectors.schema import SAMPLES, ordered_columns
 
+# A reader may list, in `chunk.attrs[NAN_AT]` = {column: [steps]}, where a NaN was logged: in the float
+# table a NaN and a null ("not measured this step") look alike, and the diagnosis must tell them apart.
+NAN_AT = "nan_at"
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -157,12 +161,17 @@ class MetricsTable:
 class Run:
     """A run in the canonical schema. Subclasses implement `_read_new()`; see the module docstring."""
 
+    # True when the reader's format keeps a logged NaN apart from a missing value and lists them
+    # (chunk.attrs[NAN_AT]); `nan_at` then says where each column was logged as NaN.
+    nan_known = False
+
     def __init__(self, path: Path | str, meta: RunMeta, stale_after_s: float = STALE_AFTER_S) -> None:
         self.path = Path(path)
         self.meta = meta
         self.problems: list[Problem] = []
         self.stale_after_s = stale_after_s
         self._table = MetricsTable()
+        self.nan_at: dict[str, set[int]] = {}
         self._samples = pd.DataFrame({c: pd.Series(dtype=t if t != "string" else "object")
                                       for c, (t, _) in SAMPLES.items()})
 
@@ -199,7 +208,11 @@ class Run:
 
     def refresh(self) -> int:
         """Read what is new since the last call; return the number of new metric rows read."""
-        n = sum(self._table.append(chunk) for chunk in self._read_new())
+        n = 0
+        for chunk in self._read_new():
+            for name, steps in chunk.attrs.get(NAN_AT, {}).items():
+                self.nan_at.setdefault(name, set()).update(steps)
+            n += self._table.append(chunk)
         self._note_duplicates()
         return n
 
@@ -239,6 +252,8 @@ class _Prefix(Run):
 
     def __init__(self, run: Run, step: int) -> None:
         super().__init__(run.path, run.meta, run.stale_after_s)
+        self.nan_known = run.nan_known
+        self.nan_at = {k: {s for s in v if s <= step} for k, v in run.nan_at.items()}
         frame = run.metrics
         self._table.append(frame[frame["step"] <= step])
         self._samples = run.samples(step_max=step)

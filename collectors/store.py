@@ -15,16 +15,34 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError, RunMeta, read_meta
 from collectors.parts import SEQ_COLUMN, Part, list_parts
-from collectors.run import Problem, Run
+from collectors.run import NAN_AT, Problem, Run
 from collectors.schema import SAMPLES
+
+
+def logged_nans(table: pa.Table) -> dict[str, list[int]]:
+    """{column: steps} where a part holds a NaN (not a null): Parquet keeps the two apart, pandas does not."""
+    out = {}
+    steps = None
+    for name in table.column_names:
+        col = table[name]
+        if not pa.types.is_floating(col.type):
+            continue
+        nan = pc.fill_null(pc.is_nan(col), False)
+        if pc.any(nan).as_py():
+            steps = table["step"] if steps is None else steps
+            out[name] = pc.filter(steps, nan).to_pylist()
+    return out
 
 
 class NativeRun(Run):
     """A run folder written by RunWriter (or by hand, following docs/run-format.md)."""
+
+    nan_known = True  # Parquet parts keep null ("not measured") and NaN apart
 
     def __init__(self, path: Path | str, stale_after_s: float = STALE_AFTER_S) -> None:
         path = Path(path)
@@ -104,6 +122,7 @@ class NativeRun(Run):
             if table is None:
                 continue
             frame = table.to_pandas()
+            frame.attrs[NAN_AT] = logged_nans(table)
             if SEQ_COLUMN not in frame:
                 frame[SEQ_COLUMN] = q.lo  # a hand-written part: its file order is its write order
             elif seen.intersection(q.seqs):

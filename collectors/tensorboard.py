@@ -110,6 +110,8 @@ def _text(value: Any) -> str | None:
 
 
 class TensorBoardRun(Run):
+    nan_known = True  # an event holds only the tags logged at its step, and a NaN scalar as NaN
+
     def __init__(self, path: Path | str) -> None:
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.name, name=path.name, source="tensorboard"))

@@ -84,6 +84,8 @@ def _state_step(path: Path) -> int:
 
 
 class TrlRun(Run):
+    nan_known = True  # trainer_state.json writes a NaN as NaN; a key not logged that step is absent
+
     def __init__(self, path: Path | str) -> None:
         path = Path(path)
         folder = path.parent if path.is_file() else path

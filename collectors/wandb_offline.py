@@ -187,6 +187,8 @@ def _is_number(value: Any) -> bool:
 
 
 class WandbOfflineRun(Run):
+    nan_known = True  # history rows hold NaN as NaN; a key not logged in a row is absent or null
+
     def __init__(self, path: Path | str) -> None:
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.name, name=path.name, source="wandb"))

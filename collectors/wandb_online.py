@@ -101,6 +101,8 @@ def fill_meta(meta: RunMeta, run) -> None:
 
 
 class WandbOnlineRun(Run):
+    nan_known = True  # history rows hold NaN as NaN; a key not logged in a row is absent or null
+
     def __init__(self, uri: str, timeout_s: int = TIMEOUT_S) -> None:
         self.uri = uri
         self.timeout_s = timeout_s

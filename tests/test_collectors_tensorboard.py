@@ -109,3 +109,35 @@ def test_discovery_keeps_foreign_runs_open_and_refreshes_them(tmp_path, monkeypa
     (again,) = discover_runs(tmp_path)
     assert again.last_step == 12 and len(opens) == 1  # the new steps came from a refresh, not a reopen
     w.close()
+
+
+def test_logged_nan_is_told_from_a_tag_not_logged(tmp_path):
+    """TRL over TensorBoard with num_iterations > 1: the reward only on generation steps, the loss on all."""
+    from dashboard.diagnosis import diagnose
+
+    w = SummaryWriter(log_dir=str(tmp_path / "tb"))
+    for s in range(30):
+        if s % 2 == 0:
+            w.add_scalar("train/reward", 0.5, s)
+        w.add_scalar("train/loss", math.nan if s == 21 else 0.1, s)
+    w.close()
+    run = open_run(tmp_path / "tb")
+    assert run.nan_known and run.nan_at == {"loss/total": {21}}
+    f = next(f for f in diagnose(run).findings if f.rule_id == "non_finite")
+    assert f.step_range == (21, 21)  # found although step 21 logged no reward
+
+
+def test_import_keeps_a_logged_nan_and_a_gap_apart(tmp_path):
+    from collectors import load_run
+    from collectors.cli import main as import_main
+
+    w = SummaryWriter(log_dir=str(tmp_path / "tb"))
+    for s in range(6):
+        w.add_scalar("train/loss", math.nan if s == 3 else 0.1, s)
+        if s != 4:
+            w.add_scalar("train/reward", 0.5, s)
+    w.close()
+    assert import_main([str(tmp_path / "tb"), "--to", str(tmp_path / "ours")]) == 0
+    ours = load_run(tmp_path / "ours")
+    assert ours.nan_at == {"loss/total": {3}}  # the reward gap at step 4 stays a null
+    assert math.isnan(ours.metrics["reward/mean"].iloc[4])

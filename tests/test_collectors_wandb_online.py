@@ -109,7 +109,7 @@ def test_history_row_skips_text_media_and_wandb_keys():
            "completions._type": "table-file", "completions.nrows": 8, "completions.ncols": 2,
            "completions.path": "media/table/completions_7.table.json"}
     out = history_row(row)
-    assert out == {"step": 7, "loss/total": 1.5, "grpo.kl": pytest.approx(float("nan"), nan_ok=True), "done": 1.0}
+    assert out == {"step": 7, "loss/total": 1.5, "grpo.kl": None, "done": 1.0}  # a null stays a null, not a NaN
     # the same table nested as a JSON object gives the same row
     nested = {k: v for k, v in row.items() if not k.startswith("completions.")}
     nested["completions"] = {"_type": "table-file", "nrows": 8, "ncols": 2, "path": "x.json"}

@@ -185,6 +185,33 @@ def test_no_update_after_dynamic_sampling_dropped_everything_is_not_a_nan(tmp_pa
     assert "non_finite" in fired(diagnose(write(tmp_path, s, name="real")))
 
 
+def test_a_null_is_not_a_nan_and_a_nan_on_a_sparse_row_is(tmp_path):
+    """Our format keeps null ("not measured") and NaN apart, and the rule uses that, not a guess."""
+    path = tmp_path / "sparse"
+    with RunWriter(path, name="sparse", config=CORE_CONFIG) as w:
+        for i in range(30):
+            row = {"reward/mean": 0.5, "loss/total": 0.1, "optim/grad_norm": 1.0}
+            if i == 4:
+                del row["loss/total"]  # not measured on a row with a reward: no alarm
+            if i == 9:
+                del row["reward/mean"]  # a row without a reward whose loss is NaN: an alarm
+                row["loss/total"] = math.nan
+            w.log_step(i, row)
+    run = load_run(path)
+    assert run.nan_known and run.nan_at == {"loss/total": {9}}
+    f = by_rule(diagnose(run), "non_finite")
+    assert f.step_range == (9, 9) and f.evidence[0].text == "loss/total: 1 NaN/inf value(s), first at step 9"
+    assert "non_finite" not in fired(diagnose(run.until(8)))  # and the replay carries the bookkeeping
+    assert run.until(9).nan_at == {"loss/total": {9}}
+
+
+def test_a_loss_nan_from_the_first_step_is_found(tmp_path):
+    s = healthy_series(30)
+    s["loss/total"] = np.full(30, math.nan)  # a column of nothing but NaN is not "not logged"
+    f = by_rule(diagnose(write(tmp_path, s)), "non_finite")
+    assert f.step_range == (0, 29) and "loss/total: 30 NaN/inf" in f.evidence[0].text
+
+
 def samples_for(rewards_by_answer: dict[str, float], steps=range(3)) -> pd.DataFrame:
     rows = []
     for step in steps:

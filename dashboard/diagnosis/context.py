@@ -39,6 +39,8 @@ class RunData:
         config = getattr(meta, "config", None)
         self.config: Mapping[str, Any] = config if isinstance(config, Mapping) else {}
         self.source = str(getattr(meta, "source", "") or "")
+        # {column: steps logged as NaN} when the reader can tell a NaN from a null, else None
+        self.nan_at = getattr(run, "nan_at", None) if getattr(run, "nan_known", False) else None
         self._samples: pd.DataFrame | None = None
         self._cols: dict[str, np.ndarray | None] = {}
 

@@ -4,6 +4,7 @@ non-finite metrics. Notes, section 7 rows 2 and 5, section 5's length effect."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis.build import evidence, finding, fmt
@@ -128,26 +129,45 @@ def length_drift(d: RunData):
                     checks, metrics=tuple(have))]
 
 
+def _logged_nans(d: RunData):
+    """A function (column, values (T,)) -> (T,) bool: where the column holds a NaN that was logged.
+
+    Readers that keep a NaN apart from a null say where NaNs were logged (d.nan_at), and a value still NaN
+    there is one (a later write may have replaced it). For the others a NaN in a row that logged a reward
+    is taken as real, since a sparse key (eval, rollout-only metrics) is null on the other rows.
+    """
+    update = np.ones(d.n, dtype=bool)
+    dropped = d.col("groups/dropped_frac")
+    if dropped is not None:
+        # Dynamic sampling (DAPO) that dropped every group skips the update: a NaN loss there is no alarm.
+        update = ~(dropped >= 1.0)
+    if d.nan_at is not None:
+        def known(name: str, x: np.ndarray) -> np.ndarray:
+            steps = d.nan_at.get(name)
+            if not steps:
+                return np.zeros(len(x), dtype=bool)
+            return np.isnan(x) & update & np.isin(d.steps, np.fromiter(steps, dtype=np.int64))
+        return known
+    r = d.col("reward/mean")
+    logged = update & (np.isfinite(r) if r is not None else True)
+    return lambda name, x: np.isnan(x) & logged
+
+
 @rule("non_finite", "NaN or inf in the metrics")
 def non_finite(d: RunData):
     if d.n == 0:
         return NotJudged("non_finite", "the run has no metric rows")
     bad_at: dict[str, np.ndarray] = {}
-    logged = np.ones(d.n, dtype=bool)
-    r = d.col("reward/mean")
-    if r is not None:
-        logged = np.isfinite(r)  # a NaN in a row that logged a reward is a real NaN, not a sparse key
-    dropped = d.col("groups/dropped_frac")
-    if dropped is not None:
-        # Dynamic sampling (DAPO) that dropped every group skips the update: no loss on that row is right.
-        logged &= ~(dropped >= 1.0)
+    nan_mask = _logged_nans(d)
     for name in d.metrics.columns:
         if name == "step" or name.startswith("_"):
             continue
-        x = d.col(name)
-        if x is None:
-            continue
-        bad = np.isinf(x) | (np.isnan(x) & logged) if name in NON_FINITE_WATCH else np.isinf(x)
+        if d.nan_at is None and d.col(name) is None:
+            continue  # all null: without NaN bookkeeping that is "not logged", never a run of NaNs
+        x = pd.to_numeric(d.metrics[name], errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.isinf(x)
+        if name in NON_FINITE_WATCH:
+            bad |= nan_mask(name, x)
         if bad.any():
             bad_at[name] = d.steps[bad]
     if not bad_at:
