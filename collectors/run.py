@@ -210,8 +210,9 @@ class Run:
         """Read what is new since the last call; return the number of new metric rows read."""
         n = 0
         for chunk in self._read_new():
-            for name, steps in chunk.attrs.get(NAN_AT, {}).items():
-                self.nan_at.setdefault(name, set()).update(steps)
+            if new_nans := chunk.attrs.get(NAN_AT):
+                # copied, not updated in place: a page drawing the run from another thread keeps a whole one
+                self.nan_at = {**self.nan_at, **{k: self.nan_at.get(k, set()) | set(v) for k, v in new_nans.items()}}
             n += self._table.append(chunk)
         self._note_duplicates()
         return n

@@ -8,6 +8,7 @@ Series are downsampled with `downsample.union_indices`, which keeps every bucket
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,8 +116,12 @@ def step_to_x(frame: pd.DataFrame, x: str, step: int):
 
 def checklist_figure(frame: pd.DataFrame, panels: tuple[Panel, ...] = CHECKLIST, x: str = "step",
                      smoothing: float = 0.0, shades: tuple[Shade, ...] = (),
-                     n_out: int = DEFAULT_POINTS) -> go.Figure:
-    """The checklist charts of one run, one row per panel, sharing the x axis."""
+                     n_out: int = DEFAULT_POINTS, nan_at: Mapping[str, set[int]] | None = None) -> go.Figure:
+    """The checklist charts of one run, one row per panel, sharing the x axis.
+
+    `nan_at` ({column: steps}, `Run.nan_at`): where a NaN was logged; marked like an inf, since a NaN is
+    otherwise only a gap in the line, which looks the same as a step that logged nothing.
+    """
     fig = _grid(panels)
     xs, xdraw, xtitle = x_values(frame, x)
     for row, panel in enumerate(panels, start=1):
@@ -128,8 +133,12 @@ def checklist_figure(frame: pd.DataFrame, panels: tuple[Panel, ...] = CHECKLIST,
         if panel.band and all(c in frame for c in panel.band):
             _add_band(fig, row, frame, panel.band, xdraw, idx)
         for i, s in enumerate(present):
-            _add_series(fig, row, s, frame[s.column].to_numpy(dtype=np.float64), xdraw, idx,
-                        PALETTE[i % len(PALETTE)], smoothing, s.label, legendgroup=panel.key)
+            y = frame[s.column].to_numpy(dtype=np.float64)
+            _add_series(fig, row, s, y, xdraw, idx, PALETTE[i % len(PALETTE)], smoothing, s.label,
+                        legendgroup=panel.key)
+            if nan_at and nan_at.get(s.column):
+                logged = np.isnan(y) & np.isin(frame["step"].to_numpy(), np.fromiter(nan_at[s.column], np.int64))
+                _mark(fig, row, s, y, xdraw, logged, "NaN", s.label, panel.key)
         if panel.hline is not None:
             fig.add_hline(y=panel.hline, line_dash="dash", line_color="gray", row=row, col=1)
     _add_shades(fig, panels, frame, x, shades)
@@ -226,17 +235,18 @@ def _add_series(fig, row, s: Series, y: np.ndarray, xdraw, idx, color, smoothing
                                  legendgroup=legendgroup, line={"color": color, "dash": s.dash, "width": 2.2},
                                  hovertemplate=f"{name} EMA %{{y:.6g}}<extra></extra>"),
                       row=row, col=1, secondary_y=s.secondary if s.secondary else None)
-    _mark_infinite(fig, row, s, y, xdraw, name, legendgroup)
+    _mark(fig, row, s, y, xdraw, np.isinf(y), "inf", name, legendgroup)
 
 
-def _mark_infinite(fig, row, s: Series, y: np.ndarray, xdraw, name, legendgroup) -> None:
-    bad = np.flatnonzero(np.isinf(y))[:500]
+def _mark(fig, row, s: Series, y: np.ndarray, xdraw, where: np.ndarray, kind: str, name, legendgroup) -> None:
+    """Red crosses at the steps `where` (T,) bool, at the series' top: non-finite values have no height."""
+    bad = np.flatnonzero(where)[:500]
     if not len(bad):
         return
     finite = y[np.isfinite(y)]
     level = float(finite.max()) if len(finite) else 0.0
     fig.add_trace(go.Scatter(x=np.asarray(xdraw)[bad], y=np.full(len(bad), level), mode="markers",
-                             name=f"{name}: inf", legendgroup=legendgroup, marker={"symbol": "x", "color": "crimson", "size": 8},
+                             name=f"{name}: {kind}", legendgroup=legendgroup, marker={"symbol": "x", "color": "crimson", "size": 8},
                              text=[str(v) for v in y[bad]], hovertemplate=f"{name} %{{text}}<extra></extra>"),
                   row=row, col=1, secondary_y=s.secondary if s.secondary else None)
 

@@ -356,3 +356,11 @@ def test_eval_reward_is_drawn_on_the_reward_chart_at_its_steps_only():
     fig = charts.checklist_figure(frame, (charts.PANELS["reward"],))
     (ev,) = [t for t in fig.data if t.name == "eval reward"]
     assert list(ev.x) == [0, 3] and list(ev.y) == [0.5, 0.7] and ev.mode == "lines+markers"
+
+
+def test_a_logged_nan_is_marked_a_gap_is_not():
+    frame = pd.DataFrame({"step": [0, 1, 2, 3], "policy/entropy": [1.0, np.nan, np.nan, 0.5]})
+    fig = charts.checklist_figure(frame, (charts.PANELS["entropy"],), nan_at={"policy/entropy": {2}})
+    (mark,) = [t for t in fig.data if t.name == "entropy: NaN"]
+    assert list(mark.x) == [2] and list(mark.y) == [1.0]  # step 1 is only a null: no mark
+    assert not [t for t in charts.checklist_figure(frame, (charts.PANELS["entropy"],)).data if "NaN" in str(t.name)]

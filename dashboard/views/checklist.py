@@ -36,14 +36,16 @@ if focus:
     panels = tuple(p for p in charts.panels_for_metric(focus) if p in drawn)
     if panels:
         st.markdown("**Focused on** " + escape_md(focus))
-        st.plotly_chart(charts.checklist_figure(snap.metrics, panels, x, smoothing, shades), key="focus")
+        st.plotly_chart(charts.checklist_figure(snap.metrics, panels, x, smoothing, shades,
+                                                nan_at=snap.run.nan_at), key="focus")
     elif charts.panels_for_metric(focus):
         st.info(escape_md(f"{focus} is not logged by this {source} run; showing the charts it has."))
     else:
         st.info(escape_md(focus) + " is not on the checklist; showing all charts.")
 
 if drawn:
-    st.plotly_chart(charts.checklist_figure(snap.metrics, drawn, x, smoothing, shades), key="checklist")
+    st.plotly_chart(charts.checklist_figure(snap.metrics, drawn, x, smoothing, shades, nan_at=snap.run.nan_at),
+                    key="checklist")
 else:
     st.info(escape_md(f"This {source} run logs none of the checklist metrics; its columns: "
                       + ", ".join(c for c in snap.metrics.columns if c != "step")))

@@ -48,7 +48,8 @@ def live_view() -> None:
                    for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
     drawn, missing = coverage.split_panels(frame, charts.CHECKLIST)
     if drawn:
-        st.plotly_chart(charts.checklist_figure(frame, drawn, "step", 0.0, shades, n_out=1000), key="live_chart")
+        st.plotly_chart(charts.checklist_figure(frame, drawn, "step", 0.0, shades, n_out=1000, nan_at=run.nan_at),
+                        key="live_chart")
     if note := coverage.missing_panels_message(run.meta.source, missing, bool(len(frame))):
         st.caption(escape_md(note))
 
