@@ -58,7 +58,8 @@ class LiveRun:
     def __init__(self, path: str) -> None:
         self.lock = threading.Lock()
         self.run = open_run(path)
-        self.run.stale_after_s = stale_after_s()
+        if STALE_ENV in os.environ:  # else keep the reader's own guess (an online wandb run waits longer)
+            self.run.stale_after_s = stale_after_s()
 
     def refresh(self) -> int:
         with self.lock:
