@@ -20,7 +20,8 @@ APP = Path(__file__).resolve().parent / "app.py"
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="grpo-dash", description=__doc__.split("\n\n")[0])
-    p.add_argument("roots", nargs="*", type=Path, help="folders holding runs (default: ./runs and sample_runs/)")
+    p.add_argument("roots", nargs="*", type=Path, help="folders holding runs, or a log file (its folder is "
+                   "watched); default: ./runs and sample_runs/")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
     p.add_argument("--stale-after", type=float, default=None, metavar="S",
@@ -36,8 +37,15 @@ def streamlit_command(args: argparse.Namespace) -> list[str]:
             "--client.toolbarMode", "minimal"]
 
 
+def root_folder(path: Path) -> Path:
+    """A root is a folder: a log file given instead (a verl log, an event file, trainer_state.json) means
+    the folder it lies in, where discovery finds it."""
+    path = path.expanduser().resolve()
+    return path.parent if path.is_file() else path
+
+
 def environment(args: argparse.Namespace) -> dict[str, str]:
-    roots = [r.expanduser().resolve() for r in (args.roots or default_roots())]
+    roots = list(dict.fromkeys(root_folder(r) for r in (args.roots or default_roots())))
     env = dict(os.environ)
     env[ROOTS_ENV] = os.pathsep.join(str(r) for r in roots)
     if args.stale_after is not None:
@@ -52,6 +60,9 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     env = environment(args)
+    for r in args.roots:
+        if r.expanduser().is_file():
+            print(f"grpo-dash: note: {r} is a file; watching its folder {root_folder(r)}", file=sys.stderr)
     missing = [r for r in env[ROOTS_ENV].split(os.pathsep) if not Path(r).is_dir()]
     for r in missing:
         print(f"grpo-dash: note: root {r} does not exist (yet); runs appearing there will show up", file=sys.stderr)

@@ -246,6 +246,14 @@ def test_cli_runs_streamlit_headless_on_localhost(tmp_path):
     assert defaults[0].endswith("/runs") and defaults[1].endswith("/sample_runs")
 
 
+def test_cli_a_log_file_as_root_watches_its_folder(tmp_path):
+    (tmp_path / "verl").mkdir()
+    log = tmp_path / "verl" / "main_ppo.log"
+    log.write_text("step:1 - critic/score/mean:0.5\n")
+    env = cli.environment(cli.parse_args([str(log), str(tmp_path / "verl")]))
+    assert env[paths.ROOTS_ENV].split(":") == [str(tmp_path / "verl")]  # once, though named twice
+
+
 # -- coverage: what a run lacks ----------------------------------------------------------------------
 def test_split_panels_treats_an_all_null_column_as_not_logged():
     from dashboard import coverage
