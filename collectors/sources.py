@@ -73,12 +73,19 @@ def missing_hint(source: str, what: str) -> str | None:
     return src.hints.get(what) if src else None
 
 
-def info_for(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo | None:
+def info_for(path: Path, stale_after_s: float = STALE_AFTER_S,
+             open_foreign: Callable[[Path], Run] | None = None) -> RunInfo | None:
     """A runs-table line for `path` when some source recognises it, else None."""
     for src in _ordered():
         if src.detect(str(path)):
             if src.info is not None:
                 return src.info(path, stale_after_s)
+            if open_foreign is not None:
+                try:
+                    run = open_foreign(path)
+                except RunError as e:
+                    return RunInfo(path, path.name, src.name, "unknown", None, None, str(e))
+                return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.last_update)
             return _foreign_info(src, path, stale_after_s)
     return None
 

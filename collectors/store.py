@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -225,8 +226,13 @@ def _newest_mtime(folder: Path) -> float | None:
         return None
 
 
-def discover_runs(root: Path | str, stale_after_s: float = STALE_AFTER_S) -> list[RunInfo]:
-    """Every run under `root` (our folders, and foreign ones that a registered source recognises)."""
+def discover_runs(root: Path | str, stale_after_s: float = STALE_AFTER_S,
+                  open_foreign: Callable[[Path], Run] | None = None) -> list[RunInfo]:
+    """Every run under `root` (our folders, and foreign ones that a registered source recognises).
+
+    Foreign runs have no summary file, so their line needs the run read; `open_foreign(path)` lets a caller
+    that keeps runs open (the dashboard) hand over its own, refreshed, instead of a second copy.
+    """
     from collectors.sources import info_for  # the registry imports this module
 
     root = Path(root)
@@ -235,7 +241,7 @@ def discover_runs(root: Path | str, stale_after_s: float = STALE_AFTER_S) -> lis
         return found
     for dirpath, dirnames, _ in os.walk(root):
         here = Path(dirpath)
-        info = info_for(here, stale_after_s)
+        info = info_for(here, stale_after_s, open_foreign)
         if info is not None:
             found.append(info)
             dirnames[:] = []  # a run's own subfolders are not runs

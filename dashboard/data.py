@@ -40,7 +40,7 @@ def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float) -> pd.Dat
     rs = [paths.Root(label, Path(p)) for label, p in root_list]
     rows = []
     for root in rs:
-        for info in discover_runs(root.path, stale_after_s=stale_s):
+        for info in discover_runs(root.path, stale_after_s=stale_s, open_foreign=_kept_run):
             rows.append({"key": paths.run_key(rs, info.path), "name": info.name, "source": info.source,
                          "status": info.status, "last_step": info.last_step, "last_update": info.last_update,
                          "root": root.label, "path": str(info.path), "error": info.error})
@@ -69,6 +69,13 @@ class LiveRun:
 @st.cache_resource(show_spinner=False, max_entries=64)
 def _live(path: str) -> LiveRun:
     return LiveRun(path)
+
+
+def _kept_run(path: Path):
+    """The open run the pages use, refreshed: discovery reads a foreign run through it, not a second copy."""
+    live = _live(str(path))
+    live.refresh()
+    return live.run
 
 
 @dataclass(frozen=True)

@@ -480,6 +480,25 @@ def test_diagnosis_of_a_run_without_samples_says_so_instead_of_linking_an_empty_
     assert escape_md("This tensorboard run has no samples (responses): TensorBoard event files hold") in texts(at)
 
 
+def test_a_foreign_run_is_opened_once_for_the_table_and_the_pages(tmp_path, monkeypatch):
+    """A foreign run has no summary file: the runs table reads it through the run the pages keep open."""
+    from collectors.sources import SOURCES
+
+    tb = pytest.importorskip("torch.utils.tensorboard")
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    w = tb.SummaryWriter(str(tmp_path / "tb_run"))
+    for i in range(5):
+        w.add_scalar("train/reward", 0.1 * i, i)
+    w.close()
+    src, opens = SOURCES["tensorboard"], []
+    monkeypatch.setitem(SOURCES, "tensorboard", src.__class__(
+        src.name, src.detect, lambda t: opens.append(t) or src.open(t), src.info, src.priority, src.hints))
+    table = open_page(None).dataframe[0].value
+    assert list(table["last_step"]) == [4]
+    open_page("checklist", [f"{tmp_path.name}/tb_run"])
+    assert opens == [str(tmp_path / "tb_run")]
+
+
 def test_runs_page_mixes_our_runs_and_foreign_ones_without_a_heartbeat(tmp_path, monkeypatch):
     """A foreign run has no heartbeat: its last update is its newest file's mtime, and the table, whose time
     column then holds a mix of numbers, renders (it once raised on the NaN)."""
