@@ -275,6 +275,11 @@ def is_openrlhf(lk: Lookup) -> bool:
     return any(lk.key(name) is not None for name in OPENRLHF_SIGNATURE)
 
 
+def _only_openrlhf(question: Callable[[Lookup], str]) -> Callable[[Lookup], str]:
+    """The question's answer for an OpenRLHF config, UNKNOWN for any other (see OPENRLHF_SIGNATURE)."""
+    return lambda lk: question(lk) if is_openrlhf(lk) else UNKNOWN
+
+
 def _orl_whitened(lk: Lookup) -> str:
     # experience_maker.compute_advantages_and_returns: for gae / reinforce / reinforce_baseline the advantages
     # of the whole rollout batch are whitened (minus the token-weighted batch mean, times 1 / batch std unless
@@ -287,34 +292,32 @@ def _orl_whitened(lk: Lookup) -> str:
     return "then whitened over the whole batch (minus the batch mean, divided by the batch std)"
 
 
+# advantage_estimator -> its answer (experience_maker.compute_advantages_and_returns)
+_ORL_ESTIMATORS: dict[str, Callable[[Lookup], str]] = {
+    # (r - mean) / (std + 1e-9) over each prompt's n_samples_per_prompt rewards
+    "group_norm": lambda lk: "per prompt group: A = (r - group mean) / (group std + 1e-9) (advantage_estimator "
+                             "group_norm)",
+    # the group mean only, and no batch whitening afterwards
+    "dr_grpo": lambda lk: "group mean subtracted, not divided by any std (Dr. GRPO)",
+    "reinforce_baseline": lambda lk: "group mean subtracted (REINFORCE++-baseline), " + _orl_whitened(lk),
+    # the batch whitening moved: older trainers whitened every estimator but group_norm / dr_grpo,
+    # experience_maker at 89308a0b only gae / reinforce / reinforce_baseline
+    "rloo": lambda lk: ("leave-one-out baseline: r minus the mean of the group's other rewards, not divided by the "
+                        "group std (whether a batch whitening follows depends on the OpenRLHF version)"),
+    "reinforce": lambda lk: "no group baseline (REINFORCE++): returns " + _orl_whitened(lk).removeprefix("then "),
+    "gae": lambda lk: "GAE with a critic (PPO), no groups: advantages " + _orl_whitened(lk).removeprefix("then "),
+}
+
+
 def _orl_q1(lk: Lookup) -> str:
-    if not is_openrlhf(lk):
-        return UNKNOWN
     est = lk.get("advantage_estimator")
     if est is None:
         return UNKNOWN
-    est = str(est)
-    if est == "group_norm":  # (r - mean) / (std + 1e-9) over each prompt's n_samples_per_prompt rewards
-        return "per prompt group: A = (r - group mean) / (group std + 1e-9) (advantage_estimator group_norm)"
-    if est == "dr_grpo":  # the group mean only, and no batch whitening afterwards
-        return "group mean subtracted, not divided by any std (Dr. GRPO)"
-    if est == "reinforce_baseline":
-        return "group mean subtracted (REINFORCE++-baseline), " + _orl_whitened(lk)
-    if est == "rloo":
-        # the batch whitening moved: older trainers whitened every estimator but group_norm / dr_grpo,
-        # experience_maker at 89308a0b only gae / reinforce / reinforce_baseline
-        return ("leave-one-out baseline: r minus the mean of the group's other rewards, not divided by the group "
-                "std (whether a batch whitening follows depends on the OpenRLHF version)")
-    if est == "reinforce":
-        return "no group baseline (REINFORCE++): returns " + _orl_whitened(lk).removeprefix("then ")
-    if est == "gae":
-        return "GAE with a critic (PPO), no groups: advantages " + _orl_whitened(lk).removeprefix("then ")
-    return f"advantage_estimator {est}"
+    answer = _ORL_ESTIMATORS.get(str(est))
+    return answer(lk) if answer else f"advantage_estimator {est}"
 
 
 def _orl_q2(lk: Lookup) -> str:
-    if not is_openrlhf(lk):
-        return UNKNOWN
     kind = lk.get("policy_loss_type")
     if kind is None:
         return UNKNOWN
@@ -330,8 +333,6 @@ def _orl_q2(lk: Lookup) -> str:
 
 
 def _orl_q3(lk: Lookup) -> str:
-    if not is_openrlhf(lk):
-        return UNKNOWN
     has_engines = lk.key("vllm_num_engines") is not None  # argparse default None: no vLLM engines
     engines, corr = lk.get("vllm_num_engines"), lk.get("enable_vllm_is_correction")
     if not has_engines and corr is None:
@@ -359,8 +360,6 @@ def _orl_q3(lk: Lookup) -> str:
 
 
 def _orl_q4(lk: Lookup) -> str:
-    if not is_openrlhf(lk):
-        return UNKNOWN
     in_loss, coef, est = lk.get("use_kl_loss"), lk.get("init_kl_coef"), lk.get("kl_estimator")
     try:
         off = coef is not None and float(coef) == 0
@@ -394,8 +393,6 @@ def _orl_minibatches(lk: Lookup) -> int | None:
 
 
 def _orl_q5(lk: Lookup) -> str:
-    if not is_openrlhf(lk):
-        return UNKNOWN
     epochs = lk.get("max_epochs")  # ppo_actor.ppo_train: max_epochs passes over the replay buffer
     if epochs is None:
         return UNKNOWN
@@ -411,7 +408,7 @@ READERS: dict[str, Reader] = {
     "grpo_core": (_core_q1, _core_q2, _core_q3, _core_q4, _core_q5),
     "trl": (_trl_q1, _trl_q2, _trl_q3, _trl_q4, _trl_q5),
     "verl": (_verl_q1, _verl_q2, _verl_q3, _verl_q4, _verl_q5),
-    "openrlhf": (_orl_q1, _orl_q2, _orl_q3, _orl_q4, _orl_q5),
+    "openrlhf": tuple(_only_openrlhf(q) for q in (_orl_q1, _orl_q2, _orl_q3, _orl_q4, _orl_q5)),
 }
 
 
