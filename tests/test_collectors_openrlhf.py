@@ -16,10 +16,8 @@ prompt, --use_kl_loss, --entropy_loss_coef 0 (so `entropy_loss` is logged), no c
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from fixtures.wandb_offline import write_offline_run  # tests/ is on sys.path
 
 from collectors.sources import open_run
 
@@ -94,14 +92,7 @@ def tb_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def wandb_run(tmp_path_factory):
     pytest.importorskip("wandb")
-    folder = tmp_path_factory.mktemp("wb")
-    code = f"DIR = {str(folder)!r}\nROWS = {_rows()!r}\n" + WANDB_SCRIPT
-    env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(folder), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (run_dir,) = list((folder / "wandb").glob("offline-run-*"))
-    return run_dir
+    return write_offline_run(tmp_path_factory.mktemp("wb"), WANDB_SCRIPT, ROWS=_rows())
 
 
 # OpenRLHF key -> our column, for the keys with a faithful twin (collectors/keymap.py OPENRLHF, TRL for kl/reward).
@@ -231,13 +222,7 @@ def test_wandb_offline_openrlhf_args_config_audit(tmp_path):
     from dashboard.config_questions import answer_questions
     from dashboard.diagnosis.engine import diagnose
 
-    code = f"DIR = {str(tmp_path)!r}\nARGS = {OPENRLHF_ARGS!r}\n" + CONFIG_SCRIPT
-    env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (run_dir,) = list((tmp_path / "wandb").glob("offline-run-*"))
-    run = open_run(run_dir)
+    run = open_run(write_offline_run(tmp_path, CONFIG_SCRIPT, ARGS=OPENRLHF_ARGS))
     assert run.meta.source == "wandb" and run.meta.config["n_samples_per_prompt"] == 2
     answers = [a.answer for a in answer_questions(run.meta.config, run.meta.source)]
     assert answers[0] == "per prompt group: A = (r - group mean) / (group std + 1e-9) (advantage_estimator group_norm)"

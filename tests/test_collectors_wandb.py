@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from fixtures.wandb_offline import write_offline_run  # tests/ is on sys.path
 
 from collectors.sources import detect_source, open_run
 from collectors.wandb_offline import WandbOfflineRun, wandb_file
@@ -27,14 +25,7 @@ run.finish()
 
 @pytest.fixture(scope="module")
 def offline_run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("wb")
-    code = f"DIR = {str(folder)!r}\nN = 3000\n" + SCRIPT
-    env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(folder), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (run_dir,) = list((folder / "wandb").glob("offline-run-*"))
-    return run_dir
+    return write_offline_run(tmp_path_factory.mktemp("wb"), SCRIPT, N=3000)
 
 
 def test_history_config_and_status(offline_run):
