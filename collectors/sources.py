@@ -6,8 +6,6 @@ A source says, cheaply (file names only), whether it recognises a target, and ho
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,40 +78,15 @@ def info_for(path: Path, stale_after_s: float = STALE_AFTER_S,
         if src.detect(str(path)):
             if src.info is not None:
                 return src.info(path, stale_after_s)
-            if open_foreign is not None:
-                try:
-                    run = open_foreign(path)
-                except RunError as e:
-                    return RunInfo(path, path.name, src.name, "unknown", None, None, str(e))
-                return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.last_update)
-            return _foreign_info(src, path, stale_after_s)
+            # no summary file: the run is read; a caller that keeps runs open hands over its own copy
+            try:
+                run = open_foreign(path) if open_foreign else src.open(str(path))
+            except RunError as e:
+                return RunInfo(path, path.name, src.name, "unknown", None, None, str(e))
+            if open_foreign is None:
+                run.stale_after_s = stale_after_s
+            return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.last_update)
     return None
-
-
-# Foreign sources have no cheap summary file, so their runs-table line needs the run read. Discovery runs
-# every few seconds (the dashboard's Runs page), so the runs it opened are kept and refreshed (new bytes
-# only) instead of read again from the start: a 100,000-step event file costs its full read once.
-INFO_RUNS_MAX = 64
-_info_runs: OrderedDict[tuple[str, str], Run] = OrderedDict()
-_info_lock = threading.Lock()
-
-
-def _foreign_info(src: Source, path: Path, stale_after_s: float) -> RunInfo:
-    key = (src.name, str(path))
-    with _info_lock:  # the dashboard discovers from several threads; a Run is refreshed by one at a time
-        run = _info_runs.pop(key, None)
-        try:
-            if run is None:
-                run = src.open(str(path))
-            else:
-                run.refresh()
-        except RunError as e:
-            return RunInfo(path, path.name, src.name, "unknown", None, None, str(e))
-        _info_runs[key] = run
-        while len(_info_runs) > INFO_RUNS_MAX:
-            _info_runs.popitem(last=False)
-        run.stale_after_s = stale_after_s
-        return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.last_update)
 
 
 register_source("grpo", detect=lambda t: (Path(t) / RUN_JSON).is_file(), priority=100, info=native_info, hints={

@@ -91,26 +91,6 @@ def test_restart_into_the_same_folder_is_named(tmp_path):
         "later file's values win")]
 
 
-def test_discovery_keeps_foreign_runs_open_and_refreshes_them(tmp_path, monkeypatch):
-    """The Runs page rediscovers every few seconds: a foreign run is read in full once, then refreshed."""
-    from collectors import discover_runs
-    from collectors.sources import SOURCES
-
-    w = _write(tmp_path / "tb", 10)
-    src = SOURCES["tensorboard"]
-    opens = []
-    monkeypatch.setitem(SOURCES, "tensorboard", src.__class__(
-        src.name, src.detect, lambda t: opens.append(t) or src.open(t), src.info, src.priority, src.hints))
-    (first,) = discover_runs(tmp_path)
-    assert first.last_step == 9 and len(opens) == 1
-    for s in range(10, 13):
-        w.add_scalar("train/reward", 0.1 * s, s)
-    w.flush()
-    (again,) = discover_runs(tmp_path)
-    assert again.last_step == 12 and len(opens) == 1  # the new steps came from a refresh, not a reopen
-    w.close()
-
-
 def test_logged_nan_is_told_from_a_tag_not_logged(tmp_path):
     """TRL over TensorBoard with num_iterations > 1: the reward only on generation steps, the loss on all."""
     from dashboard.diagnosis import diagnose
