@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, cli, config_questions, downsample, paths, samples_view, text
+from dashboard import charts, cli, downsample, paths, samples_view, text
+from dashboard.diagnosis import config_questions
 
 BACKENDS = ["numpy"] + (["tsdownsample"] if downsample.MinMaxLTTBDownsampler is not None else [])
 

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashboard.config_questions import Answer, answer_questions
 from dashboard.diagnosis import rules_config, rules_learning, rules_policy, rules_reward, rules_samples  # noqa: F401
+from dashboard.diagnosis.config_questions import Answer, answer_questions
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding, NotJudged, sort_findings
 from dashboard.diagnosis.registry import RULES

@@ -1,14 +1,14 @@
 """The configuration audit: risky combinations of the notes' section 6 knobs, read from the run's config.
 
-The five questions themselves are answered by dashboard.config_questions (shown on the Config page and
+The five questions themselves are answered by dashboard.diagnosis.config_questions (shown on the Config page and
 in the CLI); these rules flag the combinations that are known to hurt.
 """
 
 from __future__ import annotations
 
-from dashboard.config_questions import OPENRLHF_SIGNATURE, _truthy
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis.build import evidence, finding
+from dashboard.diagnosis.config_questions import OPENRLHF_SIGNATURE, _truthy
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
@@ -53,7 +53,7 @@ def config_kl_twice(d: RunData):
                     _whole_run(d), ev, (check,))]
 
 
-@rule("config_small_group_adv", "group advantage with G < 4")
+@rule("config_small_group_adv", "group advantage with G < 4", "small_group")
 def config_small_group_adv(d: RunData):
     g = group_size(d)
     mode = d.setting("algo.adv_mode", "scale_rewards", "norm_adv_by_std_in_grpo", "advantage_estimator")

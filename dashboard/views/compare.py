@@ -3,7 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, config_questions, coverage, ui
+from dashboard import charts, coverage, ui
+from dashboard.diagnosis import config_questions
 from dashboard.text import escape_md
 
 st.title("Compare")
