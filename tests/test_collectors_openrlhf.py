@@ -219,7 +219,7 @@ run.finish()
 
 def test_wandb_offline_openrlhf_args_config_audit(tmp_path):
     pytest.importorskip("wandb")
-    from dashboard.config_questions import answer_questions
+    from dashboard.diagnosis.config_questions import answer_questions
     from dashboard.diagnosis.engine import diagnose
 
     run = open_run(write_offline_run(tmp_path, CONFIG_SCRIPT, ARGS=OPENRLHF_ARGS))
