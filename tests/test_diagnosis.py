@@ -374,3 +374,13 @@ def test_config_audit_openrlhf(tmp_path):
     d = diagnose(write(tmp_path, s, config=dict(OPENRLHF_GRPO, use_kl_loss=False, use_dynamic_batch=True),
                        name="orl_reward_kl"))
     assert {"config_kl_twice", "config_many_reuses"} & (fired(d) | {n.rule_id for n in d.not_judged}) == set()
+
+
+def test_every_rule_names_a_symptom_of_the_labels_vocabulary():
+    from dashboard.diagnosis.registry import SYMPTOMS, symptom_of
+
+    assert symptom_of("length_drift") == "length_effect"
+    assert symptom_of("zero_variance_groups") == "zero_variance"
+    assert symptom_of("config_kl_twice") is None  # a configuration audit reports no symptom
+    assert symptom_of("no_such_rule") is None
+    assert {symptom_of(r) for r in RULES} - {None} <= set(SYMPTOMS)

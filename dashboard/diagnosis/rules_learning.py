@@ -30,7 +30,7 @@ NON_FINITE_WATCH = ("loss/total", "loss/policy", "optim/grad_norm", "policy/entr
                     "reward/mean", "adv/std")
 
 
-@rule("no_learning", "loss looks normal but nothing is learned")
+@rule("no_learning", "loss looks normal but nothing is learned", "no_learning")
 def no_learning(d: RunData):
     if (nj := d.need("no_learning", "reward/mean", min_points=MIN_TREND_STEPS)):
         return nj
@@ -70,7 +70,7 @@ def no_learning(d: RunData):
     return []
 
 
-@rule("eval_diverges", "reward rises but eval falls")
+@rule("eval_diverges", "reward rises but eval falls", "reward_up_eval_down")
 def eval_diverges(d: RunData):
     name = next((m for m in ("eval/pass_rate", "eval/reward_mean") if d.dense(m) is not None), None)
     if name is None:
@@ -98,7 +98,7 @@ def eval_diverges(d: RunData):
                     C.EVAL_DIVERGES, metrics=(name, "reward/mean", "completions/len_mean"))]
 
 
-@rule("length_drift", "length effects: truncation rising, length drifting")
+@rule("length_drift", "length effects: truncation rising, length drifting", "length_effect")
 def length_drift(d: RunData):
     have = [m for m in ("completions/len_mean", "completions/truncated_frac") if d.dense(m) is not None]
     if not have:
@@ -153,7 +153,7 @@ def _logged_nans(d: RunData):
     return lambda name, x: np.isnan(x) & logged
 
 
-@rule("non_finite", "NaN or inf in the metrics")
+@rule("non_finite", "NaN or inf in the metrics", "kl_clip_explode")
 def non_finite(d: RunData):
     if d.n == 0:
         return NotJudged("non_finite", "the run has no metric rows")

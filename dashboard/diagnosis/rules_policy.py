@@ -40,7 +40,7 @@ LOW_TEMPERATURE = 0.5  # notes, section 7 row 1: a low temperature makes groups 
 IDENTICAL_GROUPS = 0.5  # half the groups with every response the same text: no exploration
 
 
-@rule("first_step_ratio", "first-step ratio away from 1 (old log-prob / precision mismatch)")
+@rule("first_step_ratio", "first-step ratio away from 1 (old log-prob / precision mismatch)", "first_step_ratio")
 def first_step_ratio(d: RunData):
     # Judged from the first step on, without a warm-up: a precision mismatch is there from step 0, and the
     # median over the steps seen so far keeps one odd step from firing it once more steps exist.
@@ -97,7 +97,7 @@ def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None) -> n
         return (short > floors) & (short > KL_JUMP * np.fmax(before, floors / KL_JUMP))
 
 
-@rule("kl_clip_explode", "KL / clip fraction explode")
+@rule("kl_clip_explode", "KL / clip fraction explode", "kl_clip_explode")
 def kl_clip_explode(d: RunData):
     have = [m for m in ("policy/kl_ref", "policy/clipfrac", "policy/approx_kl_old") if d.dense(m) is not None]
     if not have:
@@ -151,7 +151,7 @@ def kl_clip_explode(d: RunData):
                     metrics=tuple(e.metric for e in ev if not e.metric.startswith("config:")))]
 
 
-@rule("entropy_collapse", "entropy collapses fast")
+@rule("entropy_collapse", "entropy collapses fast", "entropy_collapse")
 def entropy_collapse(d: RunData):
     if (nj := d.need("entropy_collapse", "policy/entropy", min_points=WARMUP_STEPS + 10)):
         return nj
@@ -190,7 +190,7 @@ def identical_group_frac(d: RunData) -> tuple[float, int] | None:
     return float((per == 1).mean()), len(per)
 
 
-@rule("low_diversity", "low entropy / low temperature: little in-group diversity")
+@rule("low_diversity", "low entropy / low temperature: little in-group diversity", "low_diversity")
 def low_diversity(d: RunData):
     t = d.number("rollout.temperature", "temperature")
     ident = identical_group_frac(d)

@@ -61,7 +61,7 @@ def sub_causes(d: RunData) -> list:
     return out
 
 
-@rule("reward_flat", "reward does not move")
+@rule("reward_flat", "reward does not move", "reward_flat")
 def reward_flat(d: RunData):
     if (nj := d.need("reward_flat", "reward/mean", min_points=MIN_TREND_STEPS)):
         return nj
@@ -84,7 +84,7 @@ def reward_flat(d: RunData):
                     metrics=("reward/mean", "groups/zero_std_frac"))]
 
 
-@rule("reward_constant", "reward constant across the whole run")
+@rule("reward_constant", "reward constant across the whole run", "reward_flat")
 def reward_constant(d: RunData):
     if (nj := d.need("reward_constant", "reward/mean", min_points=10)):
         return nj
@@ -103,7 +103,7 @@ def reward_constant(d: RunData):
                     (int(steps[0]), int(steps[-1])), ev, checks, metrics=("reward/mean",))]
 
 
-@rule("sparse_reward", "binary reward too sparse (pass rate near 0 or 1)")
+@rule("sparse_reward", "binary reward too sparse (pass rate near 0 or 1)", "sparse_binary")
 def sparse_reward(d: RunData):
     if (nj := d.need("sparse_reward", "reward/pass_rate", min_points=5)):
         return nj
@@ -128,7 +128,7 @@ def sparse_reward(d: RunData):
     return out
 
 
-@rule("zero_variance_groups", "zero-variance groups dominate")
+@rule("zero_variance_groups", "zero-variance groups dominate", "zero_variance")
 def zero_variance_groups(d: RunData):
     if (nj := d.need("zero_variance_groups", "groups/zero_std_frac", min_points=5)):
         return nj
@@ -196,7 +196,7 @@ def group_size(d: RunData) -> tuple[str, float] | None:
     return None
 
 
-@rule("small_group", "group too small: a single outlier dominates")
+@rule("small_group", "group too small: a single outlier dominates", "small_group")
 def small_group(d: RunData):
     g = group_size(d)
     if g is None:

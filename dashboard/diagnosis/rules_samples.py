@@ -64,7 +64,7 @@ def suspects(s: pd.DataFrame) -> pd.DataFrame:
     return zero[zero["why"] != ""]
 
 
-@rule("verifier_suspect", "reward-0 responses that look correct: check the verifier")
+@rule("verifier_suspect", "reward-0 responses that look correct: check the verifier", "reward_flat")
 def verifier_suspect(d: RunData):
     s = d.samples()
     if s is None or not {"prompt", "completion", "reward", "step"} <= set(s.columns) or s["completion"].isna().all():
