@@ -21,13 +21,14 @@ Advantage = Callable[..., torch.Tensor]
 ADVANTAGES: Registry = Registry("advantage mode")
 
 
-def group_baseline(rewards: torch.Tensor) -> torch.Tensor:
-    """rewards [P, G] -> r - mean over the group, [P, G]; exactly 0 in a group of equal rewards.
+def group_baseline(rewards: torch.Tensor, scale: torch.Tensor | float = 1.0) -> torch.Tensor:
+    """rewards [P, G] -> (r - mean over the group) / scale, [P, G]; exactly 0 in a group of equal rewards.
 
-    The explicit zero matters: the float mean of [0.7] * 3 is not exactly 0.7, and a residue of 1e-17
-    divided by a std of 0 + eps would become a spurious advantage of 1e-11 rather than none.
+    The explicit zero matters twice: the float mean of [0.7] * 3 is not exactly 0.7, and a residue of 1e-17
+    divided by a std of 0 + eps would become a spurious advantage of 1e-11 rather than none; and with
+    eps = 0 the division is 0 / 0. So the zero is applied after the division, never before it.
     """
-    centered = rewards - rewards.mean(dim=1, keepdim=True)
+    centered = (rewards - rewards.mean(dim=1, keepdim=True)) / scale
     return torch.where(zero_variance_groups(rewards)[:, None], 0.0, centered)
 
 
@@ -35,14 +36,14 @@ def group_baseline(rewards: torch.Tensor) -> torch.Tensor:
 def group_zscore(rewards: torch.Tensor, eps: float = 1e-6, unbiased: bool = True) -> torch.Tensor:
     """DeepSeekMath GRPO: (r - group mean) / (group std + eps). [P, G] -> [P, G]."""
     std = rewards.std(dim=1, keepdim=True, correction=int(unbiased))
-    return group_baseline(rewards) / (std + eps)
+    return group_baseline(rewards, std + eps)
 
 
 @ADVANTAGES.register("batch")
 def batch_scaled(rewards: torch.Tensor, eps: float = 1e-6, unbiased: bool = True) -> torch.Tensor:
     """Group mean as baseline, std over the whole batch as scale (TRL scale_rewards="batch"). [P, G]."""
     std = rewards.std(correction=int(unbiased)) if rewards.numel() > 1 else rewards.new_zeros(())
-    return group_baseline(rewards) / (std + eps)
+    return group_baseline(rewards, std + eps)
 
 
 @ADVANTAGES.register("mean_only")

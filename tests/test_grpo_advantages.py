@@ -118,3 +118,16 @@ def test_vectorised_equals_loop(mode, unbiased):
     got = ADVANTAGES[mode](rewards, eps=1e-6, unbiased=unbiased)
     want = loop_advantages(rewards.tolist(), mode, unbiased=unbiased)
     assert got.tolist() == [pytest.approx(row, abs=1e-12) for row in want]
+
+
+@pytest.mark.parametrize("mode", ["group", "batch", "mean_only"])
+def test_eps_zero_keeps_zero_variance_groups_at_zero_not_nan(mode):
+    # algo.adv_eps = 0: a group of equal rewards has std 0, and (r - mean) / 0 is 0 / 0 = NaN unless the
+    # zero is applied after the division. [1, 0, 0, 0] still gets 0.75 / 0.5 = 1.5 (group, Bessel std).
+    a = adv(mode, [[1, 1, 1, 1], [0.7, 0.7, 0.7, 0.7], [1, 0, 0, 0]], eps=0.0)
+    assert not torch.isnan(a).any()
+    assert torch.all(a[:2] == 0)
+    if mode == "group":
+        assert a[2].tolist() == pytest.approx([1.5, -0.5, -0.5, -0.5])
+    # a batch whose every reward is equal: the batch std is 0 too
+    assert torch.all(adv(mode, [[1, 1], [1, 1]], eps=0.0) == 0)

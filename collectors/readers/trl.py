@@ -1,0 +1,268 @@
+"""TRL GRPOTrainer output folders as a Run: `trainer_state.json` log history plus completions as samples.
+
+What TRL 1.16 writes and how it differs from our names (the key map itself is `keymap.TRL`):
+- `log_history` is in the output folder's newest `checkpoint-*/trainer_state.json` (or the folder's own
+  `trainer_state.json` after `save_state`); we read the newest. Eval entries share the training step and
+  carry `eval_` keys; `eval_reward` is our `eval/reward_mean`, other `eval_*` keys stay as extra columns.
+- `reward_std` is the std over the whole batch (our `reward/std`), not a within-group std.
+- `frac_reward_zero_std` counts zero-variance groups only with `scale_rewards` "group" or "none"; with
+  "batch" it is 0 or 1 for the whole batch.
+- With `num_iterations` > 1 rollout metrics appear only on generation steps: those columns stay null in
+  between, never filled.
+- The closing summary entry (`train_runtime`, `train_loss`, ...) is not a step and is skipped.
+- `completions/completions_{step}.parquet` (with `log_completions`): one row per response with the
+  prompt, the completion, one column per reward function and the advantage. Groups are rebuilt from the
+  prompt. At eval steps the file holds the eval completions, not the training ones, so those are left out.
+- The GRPOConfig is in `training_args.bin` beside each state file (a torch pickle), read inertly by
+  `collectors.trl_args`. trainer_state.json is written only at checkpoints (`save_steps`) and at the end,
+  so a running TRL job shows new steps only then; `GrpoScopeCallback` (collectors.trl_callback) writes
+  every log step as it happens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from collectors.keymap import TRL, map_row, step_chunks
+from collectors.meta import RunError, RunMeta
+from collectors.run import Problem, Run
+from collectors.schema import SAMPLES
+from collectors.sources import register_source
+from collectors.trl_args import ARGS_FILE, read_training_args
+
+STATE = "trainer_state.json"
+_CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
+_COMPLETIONS_RE = re.compile(r"^completions_(\d+)\.parquet$")
+ROLLOUT_KEY = "reward"  # logged on generation steps only (with num_iterations > 1 the others lack it)
+_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_loss")
+# trainer-level keys with a canonical twin that only the TRL output has
+_EXTRA_MAP = {"step_time": "perf/step_s"}
+
+
+def state_files(folder: Path) -> list[Path]:
+    """Candidate trainer_state.json files, newest last (by checkpoint number, the folder's own last)."""
+    if folder.is_file():
+        return [folder]
+    ckpts = [(int(m[1]), p / STATE) for p in folder.glob("checkpoint-*")
+             if (m := _CKPT_RE.match(p.name)) and (p / STATE).is_file()]
+    out = [p for _, p in sorted(ckpts)]
+    if (folder / STATE).is_file():
+        out.append(folder / STATE)
+    return out
+
+
+def detect(target: str) -> bool:
+    p = Path(target)
+    if p.is_file():
+        return p.name == STATE
+    return p.is_dir() and bool(state_files(p))
+
+
+def newest_state(folder: Path) -> Path | None:
+    files = state_files(folder)
+    if not files:
+        return None
+    # the folder's own state is written by save_state at the end; a later checkpoint may still be newer
+    return max(files, key=lambda p: (_state_step(p), _mtime(p)))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed between the listing and now (a checkpoint rotated away by save_total_limit)
+        return -1.0
+
+
+def _state_step(path: Path) -> int:
+    m = _CKPT_RE.match(path.parent.name)
+    return int(m[1]) if m else -1
+
+
+class TrlRun(Run):
+    nan_known = True  # trainer_state.json writes a NaN as NaN; a key not logged that step is absent
+
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        folder = path.parent if path.is_file() else path
+        super().__init__(path, RunMeta(run_id=folder.name, name=folder.name, source="trl"))
+        self.folder = folder
+        self._state_sig: tuple | None = None
+        self._completions_read: set[Path] = set()
+        self._eval_steps: set[int] = set()
+        self._logged_steps: set[int] = set()  # train entries seen in the state
+        self._rollout_steps: set[int] = set()  # ...of which generated a rollout (they log `reward`)
+        self._seq = 0
+        self.refresh()
+
+    def _read_new(self) -> list[pd.DataFrame]:
+        state = newest_state(self.path)
+        if state is None:
+            self._note(Problem(self.path.name, f"no {STATE} here or in checkpoint-*/"))
+            return []
+        # among checkpoints only: the folder's own state (save_state at the end) is legitimately the newest file
+        ckpts = [p for p in state_files(self.path) if _state_step(p) >= 0]
+        latest = max(ckpts, key=_mtime) if ckpts else state
+        if _state_step(latest) < _state_step(state):
+            # a run restarted without resume_from_checkpoint writes low checkpoints again beside the old ones
+            self._note(Problem(str(latest.relative_to(self.folder)),
+                               f"written after {state.relative_to(self.folder)} but at an earlier step: the run "
+                               "was restarted from scratch into the same folder; showing the highest checkpoint"))
+        rows = self._read_state(state)
+        self._read_completions()
+        if not rows:
+            return []
+        out, self._seq = step_chunks(self._table.frame(), rows, self._seq)
+        return out
+
+    def _read_state(self, state: Path) -> list[dict[str, Any]]:
+        try:
+            st = state.stat()
+            sig = (state, st.st_mtime_ns, st.st_size)
+            if sig == self._state_sig:
+                return []
+            obj = json.loads(state.read_text())
+            history = obj["log_history"]
+            if not isinstance(history, list):
+                raise TypeError
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            self._note(Problem(str(state.relative_to(self.folder)), f"not valid JSON ({e}); kept what was read"))
+            return []
+        except (KeyError, TypeError):
+            self._note(Problem(str(state.relative_to(self.folder)), "no log_history list; nothing read"))
+            return []
+        except OSError:
+            return []  # rotated away since the listing (save_total_limit); the next refresh takes the newer one
+        self._state_sig = sig
+        self.meta.status = "finished" if obj.get("global_step") == obj.get("max_steps") else "unknown"
+        self.meta.config = self._training_args(state)
+        self.meta.config.update({k: obj[k] for k in ("max_steps", "logging_steps", "eval_steps", "save_steps",
+                                                     "train_batch_size", "num_train_epochs") if k in obj})
+        last = self.last_step
+        rows = []
+        for i, entry in enumerate(history):
+            if not isinstance(entry, dict) or not isinstance(entry.get("step"), int):
+                self._note(Problem(state.name, f"log_history[{i}]: no integer step; skipped"))
+                continue
+            if any(k in entry for k in _SUMMARY_KEYS):
+                continue
+            step = entry["step"]
+            if last is not None and step < last:
+                continue  # already read from an older checkpoint
+            if any(k.startswith("eval_") for k in entry):
+                self._eval_steps.add(step)
+            else:
+                self._logged_steps.add(step)
+                if ROLLOUT_KEY in entry:
+                    self._rollout_steps.add(step)
+            data = {k: v for k, v in entry.items() if k not in ("step", "epoch")}
+            row, bad = map_row(data, [TRL], overrides=_EXTRA_MAP)
+            if bad:
+                self._note(Problem(state.name, f"step {step}: non-numeric {', '.join(bad[:3])}; left null"))
+            rows.append({"step": step, "train/epoch": entry.get("epoch"), **row})
+        return rows
+
+    def _training_args(self, state: Path) -> dict[str, Any]:
+        """The GRPOConfig saved beside the state (every checkpoint has one), or {} with a problem noted."""
+        args = state.parent / ARGS_FILE
+        if not args.is_file():
+            self._note(Problem(str(args.relative_to(self.folder)), "not found; the run's GRPOConfig is unknown"))
+            return {}
+        try:
+            return read_training_args(args)
+        except RunError as e:
+            self._note(Problem(str(args.relative_to(self.folder)), str(e).split(": ", 1)[-1]))
+            return {}
+
+    def _read_completions(self) -> None:
+        folder = self.folder / "completions"
+        new = []
+        for f in sorted(folder.glob("completions_*.parquet")) if folder.is_dir() else []:
+            if f in self._completions_read:
+                continue
+            step = completions_step(f)
+            if step is not None and step not in self._eval_steps and step not in self._logged_steps:
+                continue  # the state does not have this step yet (written at the next checkpoint): decide then
+            self._completions_read.add(f)
+            if step is not None and not is_training_rollout(step, self._eval_steps, self._rollout_steps):
+                continue
+            try:
+                frame = pd.read_parquet(f)
+            except (OSError, ValueError) as e:
+                self._note(Problem(f"completions/{f.name}", f"unreadable parquet ({e}); skipped"))
+                continue
+            new.append(completion_samples(frame))
+        if new:
+            self._samples = pd.concat([self._samples, *new], ignore_index=True).sort_values(
+                ["step", "group", "sample"], kind="stable").reset_index(drop=True)
+
+    def _note(self, problem: Problem) -> None:
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+
+def completions_step(path: Path) -> int | None:
+    """The step in TRL's file name `completions_{step:05d}.parquet`."""
+    m = _COMPLETIONS_RE.match(path.name)
+    return int(m[1]) if m else None
+
+
+def is_training_rollout(step: int, eval_steps: set[int], rollout_steps: set[int]) -> bool:
+    """Whether TRL's completions file of `step` holds that step's own training rollout.
+
+    At an eval step it holds the eval completions. With num_iterations > 1 TRL writes the file at every log
+    step, but only generation steps (those whose log has `reward`) sampled anew; the others repeat the last
+    rollout. A run that never logs `reward` (renamed metrics) keeps every non-eval file.
+    """
+    if step in eval_steps:
+        return False
+    return not rollout_steps or step in rollout_steps
+
+
+def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
+    """TRL completions rows -> our samples: reward is the sum of the reward-function columns.
+
+    TRL weights reward functions (`reward_weights`, default 1 each); the file holds the unweighted
+    per-function values, so with non-default weights this sum differs from TRL's `reward`.
+    """
+    fixed = {"step", "prompt", "completion", "advantage", "image", "images"}
+    reward_cols = [c for c in frame.columns if c not in fixed and pd.api.types.is_numeric_dtype(frame[c])]
+    out = pd.DataFrame({"step": frame["step"].astype("int64")})
+    prompts = frame["prompt"].astype(str)
+    out["prompt_id"] = pd.util.hash_pandas_object(prompts, index=False).map(lambda h: f"{h:016x}"[:12])
+    out["group"] = prompts.groupby(frame["step"]).transform(lambda s: pd.factorize(s)[0]).astype("int64")
+    out["sample"] = out.groupby(["step", "group"]).cumcount().astype("int64")
+    out["reward"] = frame[reward_cols].sum(axis=1) if reward_cols else float("nan")
+    out["passed"] = None
+    out["advantage"] = frame["advantage"] if "advantage" in frame else float("nan")
+    out["num_tokens"] = None
+    out["truncated"] = None
+    out["prompt"] = prompts
+    out["completion"] = frame["completion"].astype(str) if "completion" in frame else None
+    return out[list(SAMPLES)]
+
+
+@register_source("trl", detect=detect, priority=30, hints={
+    "samples": "TRL writes completions only with `log_completions=True` in GRPOConfig (completions/*.parquet "
+               "in the output folder); or add collectors.trl_callback.GrpoScopeCallback to the trainer.",
+    "config": "the GRPOConfig is read from training_args.bin, which TRL saves with each checkpoint; "
+              "none was found or it could not be read (see the reading problems).",
+    "live": "TRL writes trainer_state.json only when it saves a checkpoint (save_steps), so new steps appear "
+            "here then; for every step as it is logged, add collectors.trl.GrpoScopeCallback to the trainer.",
+})
+def open_trl(target: str) -> TrlRun:
+    return TrlRun(target)
+
+
+def __getattr__(name: str):
+    # `from collectors.trl import GrpoScopeCallback` works, but only that import pulls in transformers (and
+    # torch): opening a TRL output folder must stay as light as every other reader
+    if name == "GrpoScopeCallback":
+        from collectors.trl_callback import GrpoScopeCallback
+
+        return GrpoScopeCallback
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
