@@ -38,7 +38,7 @@ def values(steps: int, n_metrics: int) -> np.ndarray:
 
 def write_native(folder: Path, cols: list[str], data: np.ndarray) -> None:
     from collectors import RunWriter
-    from collectors.keymap import canonical_name
+    from collectors.readers.keymap import canonical_name
 
     mapped = [canonical_name(c) for c in cols]
     with RunWriter(folder, name="bench", flush_every=10_000, handle_signals=False) as w:
@@ -111,10 +111,10 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     from collectors import load_run
-    from collectors.generic import GenericRun
-    from collectors.tensorboard import TensorBoardRun
-    from collectors.verl import VerlRun
-    from collectors.wandb_offline import WandbOfflineRun
+    from collectors.readers.generic import GenericRun
+    from collectors.readers.tensorboard import TensorBoardRun
+    from collectors.readers.verl import VerlRun
+    from collectors.readers.wandb_offline import WandbOfflineRun
 
     cols = names(args.metrics)
     data = values(args.steps, args.metrics)

@@ -13,10 +13,10 @@ import math
 import sys
 from pathlib import Path
 
-from collectors.keymap import parse_overrides
 from collectors.meta import RUN_JSON, RunError
+from collectors.readers.keymap import parse_overrides
 from collectors.sources import SOURCES, _load_readers, open_run
-from collectors.writer import RunWriter
+from collectors.store.writer import RunWriter
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -30,7 +30,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def _open(args: argparse.Namespace, mapping: dict[str, str]):
     if args.format == "generic" or (args.format is None and mapping):
-        from collectors.generic import GenericRun, detect
+        from collectors.readers.generic import GenericRun, detect
 
         if args.format == "generic" or detect(args.source):
             return GenericRun(args.source, mapping)

@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from collectors._atomic import write_json_atomic
 from collectors.schema import SCHEMA_VERSION, STATUSES
+from collectors.store.atomic import write_json_atomic
 
 RUN_JSON = "run.json"
 # A writer refreshes its heartbeat at least this often while the process lives (see writer.py), so a

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from collectors.meta import STALE_AFTER_S, RunMeta
-from collectors.parts import SEQ_COLUMN
 from collectors.schema import SAMPLES, ordered_columns
+from collectors.store.parts import SEQ_COLUMN
 
 # A reader may list, in `chunk.attrs[NAN_AT]` = {column: [steps]}, where a NaN was logged: in the float
 # table a NaN and a null ("not measured this step") look alike, and the diagnosis must tell them apart.
@@ -262,3 +262,16 @@ class _Prefix(Run):
 
     def _read_new(self) -> list[pd.DataFrame]:
         return []
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One line of the runs table, read cheaply (run.json and file times; no metrics)."""
+
+    path: Path
+    name: str
+    source: str
+    status: str  # running, finished, failed, unknown, stale
+    last_step: int | None
+    last_update: float | None  # Unix seconds
+    error: str | None = None

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError
-from collectors.run import Run
-from collectors.store import RunInfo, load_run, native_info
+from collectors.run import Run, RunInfo
+from collectors.store.load import load_run, native_info
 
 
 @dataclass(frozen=True)
@@ -120,5 +120,5 @@ def _load_readers() -> None:
 
 
 # Each foreign reader module registers itself on import; add new readers here.
-READER_MODULES: list[str] = ["collectors.tensorboard", "collectors.verl", "collectors.trl",
-                             "collectors.wandb_offline", "collectors.wandb_online", "collectors.generic"]
+READER_MODULES: list[str] = ["collectors.readers.tensorboard", "collectors.readers.verl", "collectors.readers.trl",
+                             "collectors.readers.wandb_offline", "collectors.readers.wandb_online", "collectors.readers.generic"]

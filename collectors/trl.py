@@ -16,9 +16,9 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from collectors.keymap import TRL, map_row
-from collectors.trl import ROLLOUT_KEY, completion_samples, completions_step, is_training_rollout
-from collectors.writer import RunWriter
+from collectors.readers.keymap import TRL, map_row
+from collectors.readers.trl import ROLLOUT_KEY, completion_samples, completions_step, is_training_rollout
+from collectors.store.writer import RunWriter
 
 _SKIP = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss", "total_flos")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from collectors.generic import GenericRun
+from collectors.readers.generic import GenericRun
 from collectors.sources import detect_source, open_run
 
 

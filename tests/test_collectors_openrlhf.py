@@ -95,7 +95,7 @@ def wandb_run(tmp_path_factory):
     return write_offline_run(tmp_path_factory.mktemp("wb"), WANDB_SCRIPT, ROWS=_rows())
 
 
-# OpenRLHF key -> our column, for the keys with a faithful twin (collectors/keymap.py OPENRLHF, TRL for kl/reward).
+# OpenRLHF key -> our column, for the keys with a faithful twin (collectors/readers/keymap.py OPENRLHF, TRL for kl/reward).
 CANONICAL = {
     "policy_loss": "loss/policy",
     "actor_lr": "optim/lr",

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from collectors.readers.tensorboard import TensorBoardRun
 from collectors.sources import open_run
-from collectors.tensorboard import TensorBoardRun
 
 SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from collectors.readers.trl import TrlRun
 from collectors.sources import detect_source, open_run
-from collectors.trl import TrlRun
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "fixtures" / "trl" / "make_trl_run.py"
@@ -185,7 +185,7 @@ def test_training_args_are_read_without_running_the_pickle(tmp_path):
     from types import SimpleNamespace
 
     from collectors.meta import RunError
-    from collectors.trl_args import read_training_args
+    from collectors.readers.trl_args import read_training_args
 
     class Evil:  # a tampered file: unpickling it for real would run `touch`
         def __reduce__(self):
@@ -209,16 +209,6 @@ def test_training_args_are_read_without_running_the_pickle(tmp_path):
     f.write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(RunError, match="training_args.bin: not a readable training-arguments pickle"):
         read_training_args(f)
-
-
-def test_the_callback_is_importable_from_collectors_trl():
-    pytest.importorskip("transformers")
-    from collectors.trl import GrpoScopeCallback
-    from collectors.trl_callback import GrpoScopeCallback as same
-
-    assert GrpoScopeCallback is same
-    with pytest.raises(ImportError, match="NoSuchThing"):
-        from collectors.trl import NoSuchThing  # noqa: F401
 
 
 def test_import_collectors_loads_no_torch_or_transformers(tmp_path):

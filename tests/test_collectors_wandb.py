@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from fixtures.wandb_offline import write_offline_run  # tests/ is on sys.path
 
+from collectors.readers.wandb_offline import WandbOfflineRun, wandb_file
 from collectors.sources import detect_source, open_run
-from collectors.wandb_offline import WandbOfflineRun, wandb_file
 
 pytest.importorskip("wandb")
 

@@ -19,7 +19,7 @@ import pytest
 
 from collectors import RunError, RunWriter, discover_runs, load_run
 from collectors.meta import RunMeta, write_meta
-from collectors.parts import list_parts
+from collectors.store.parts import list_parts
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import map_row, step_chunks
 from collectors.meta import RunMeta
+from collectors.readers.keymap import map_row, step_chunks
+from collectors.readers.linetail import LineTail
 from collectors.run import Problem, Run
 from collectors.sources import register_source
-from collectors.verl import LineTail
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "iteration")
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import chunk, family_name, fill_from
 from collectors.meta import RunMeta, flatten_config
+from collectors.readers.keymap import chunk, family_name, fill_from
 from collectors.run import Problem, Run
 from collectors.sources import register_source
 

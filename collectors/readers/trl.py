@@ -14,8 +14,8 @@ What TRL 1.16 writes and how it differs from our names (the key map itself is `k
   prompt, the completion, one column per reward function and the advantage. Groups are rebuilt from the
   prompt. At eval steps the file holds the eval completions, not the training ones, so those are left out.
 - The GRPOConfig is in `training_args.bin` beside each state file (a torch pickle), read inertly by
-  `collectors.trl_args`. trainer_state.json is written only at checkpoints (`save_steps`) and at the end,
-  so a running TRL job shows new steps only then; `GrpoScopeCallback` (collectors.trl_callback) writes
+  `collectors.readers.trl_args`. trainer_state.json is written only at checkpoints (`save_steps`) and at the end,
+  so a running TRL job shows new steps only then; `GrpoScopeCallback` (collectors.trl) writes
   every log step as it happens.
 """
 
@@ -28,12 +28,12 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import TRL, map_row, step_chunks
 from collectors.meta import RunError, RunMeta
+from collectors.readers.keymap import TRL, map_row, step_chunks
+from collectors.readers.trl_args import ARGS_FILE, read_training_args
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
 from collectors.sources import register_source
-from collectors.trl_args import ARGS_FILE, read_training_args
 
 STATE = "trainer_state.json"
 _CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
@@ -248,7 +248,7 @@ def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
 
 @register_source("trl", detect=detect, priority=30, hints={
     "samples": "TRL writes completions only with `log_completions=True` in GRPOConfig (completions/*.parquet "
-               "in the output folder); or add collectors.trl_callback.GrpoScopeCallback to the trainer.",
+               "in the output folder); or add collectors.trl.GrpoScopeCallback to the trainer.",
     "config": "the GRPOConfig is read from training_args.bin, which TRL saves with each checkpoint; "
               "none was found or it could not be read (see the reading problems).",
     "live": "TRL writes trainer_state.json only when it saves a checkpoint (save_steps), so new steps appear "
@@ -256,13 +256,3 @@ def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
 })
 def open_trl(target: str) -> TrlRun:
     return TrlRun(target)
-
-
-def __getattr__(name: str):
-    # `from collectors.trl import GrpoScopeCallback` works, but only that import pulls in transformers (and
-    # torch): opening a TRL output folder must stay as light as every other reader
-    if name == "GrpoScopeCallback":
-        from collectors.trl_callback import GrpoScopeCallback
-
-        return GrpoScopeCallback
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

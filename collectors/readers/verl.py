@@ -10,7 +10,7 @@
 
 Files are read from a byte offset kept between refreshes; a line without its newline waits for the rest.
 The config comes from `.hydra/config.yaml` beside the logs or the console log's printed dict
-(collectors.verl_config).
+(collectors.readers.verl_config).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import hashlib
 import json
 import math
 import re
-import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from collectors.keymap import (
+from collectors.meta import RunError, RunMeta
+from collectors.readers.keymap import (
     VERL,
     canonical_name,
     chunk,
@@ -37,11 +37,11 @@ from collectors.keymap import (
     to_number,
     unscale,
 )
-from collectors.meta import RunError, RunMeta
+from collectors.readers.linetail import LineTail
+from collectors.readers.verl_config import read_config
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
 from collectors.sources import register_source
-from collectors.verl_config import read_config
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 _CONSOLE_RE = re.compile(r"(?:^|\s)step:(\d+) - (.*)$")
@@ -118,46 +118,6 @@ def verl_row(data: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
         if key.startswith(_EVAL_PREFIXES) and "eval/reward_mean" not in row and key in row:
             row["eval/reward_mean"] = row[key]
     return row, bad
-
-
-class LineTail:
-    """Complete new lines of a growing file, from a kept byte offset; notes a rewrite (the file shrank).
-
-    A last line without its newline is waited for while the file is fresh; once the file has not changed
-    for SETTLED_S it is taken as written (a finished log often ends without a newline, and its last
-    step must not be lost).
-    """
-
-    SETTLED_S = 10.0
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.line_no = 0
-
-    def read(self) -> tuple[list[tuple[int, str]], bool, bool]:
-        """(new (line number, text) pairs, rewritten?, an incomplete last line waits?)."""
-        try:
-            st = self.path.stat()
-        except OSError:
-            return [], False, False
-        size = st.st_size
-        rewritten = size < self.offset
-        if rewritten:
-            self.offset, self.line_no = 0, 0
-        with self.path.open("rb") as f:
-            f.seek(self.offset)
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        text = data[:end]
-        if end < len(data) and time.time() - st.st_mtime > self.SETTLED_S:
-            text, end = data + b"\n", len(data)  # the writer is done with it: a complete last line
-        lines = []
-        for raw in text.split(b"\n")[:-1]:
-            self.line_no += 1
-            lines.append((self.line_no, raw.decode("utf-8", "replace")))
-        self.offset += end
-        return lines, rewritten, end < len(data)
 
 
 class VerlRun(Run):

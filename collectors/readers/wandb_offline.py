@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import map_row, step_chunks
 from collectors.meta import RunMeta, flatten_config
+from collectors.readers.keymap import map_row, step_chunks
 from collectors.run import Problem, Run
 from collectors.sources import register_source
 
@@ -266,7 +266,7 @@ class WandbOfflineRun(Run):
 
 # wandb history is scalars; both wandb readers share these words
 SAMPLES_HINT = ("wandb history holds scalars only; completion tables logged with wandb.Table are not read. "
-                "To see samples, TRL users can add collectors.trl_callback.GrpoScopeCallback(\"runs/NAME\") to "
+                "To see samples, TRL users can add collectors.trl.GrpoScopeCallback(\"runs/NAME\") to "
                 "the trainer's callbacks: it writes a run folder with every completion.")
 
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.keymap import step_chunks
 from collectors.meta import STALE_AFTER_S, RunError, RunMeta, flatten_config
+from collectors.readers.keymap import step_chunks
+from collectors.readers.wandb_offline import SAMPLES_HINT, history_row
 from collectors.run import Problem, Run
 from collectors.sources import register_source
-from collectors.wandb_offline import SAMPLES_HINT, history_row
 
 SCHEME = "wandb://"
 FORM = "wandb://ENTITY/PROJECT/RUN_ID"

@@ -1,4 +1,4 @@
-"""Reading run folders of our own format: load_run, live refresh, and discover_runs.
+"""Reading run folders of our own format: load_run, live refresh, and the runs-table line.
 
 A reader only ever reads whole part files (they are written atomically), remembers which sequence
 numbers it has taken, and on refresh() reads just the parts that are new. A corrupt or truncated part is
@@ -8,9 +8,6 @@ skipped and listed in `problems`; the rest of the run still loads.
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,9 +17,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError, RunMeta, read_meta
-from collectors.parts import SEQ_COLUMN, Part, list_parts
-from collectors.run import NAN_AT, Problem, Run
+from collectors.run import NAN_AT, Problem, Run, RunInfo
 from collectors.schema import SAMPLES
+from collectors.store.parts import SEQ_COLUMN, Part, list_parts
 
 
 def logged_nans(table: pa.Table) -> dict[str, list[int]]:
@@ -192,23 +189,6 @@ def load_run(path: Path | str, stale_after_s: float = STALE_AFTER_S) -> NativeRu
     return NativeRun(path, stale_after_s=stale_after_s)
 
 
-@dataclass(frozen=True)
-class RunInfo:
-    """One line of the runs table, read cheaply (run.json and file times; no metrics)."""
-
-    path: Path
-    name: str
-    source: str
-    status: str  # running, finished, failed, unknown, stale
-    last_step: int | None
-    last_update: float | None  # Unix seconds
-    error: str | None = None
-
-
-# not "wandb": that folder is walked, because each of its offline-run-* folders is a run
-_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", "metrics", "samples"}
-
-
 def native_info(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo:
     try:
         meta = read_meta(path)
@@ -224,38 +204,3 @@ def _newest_mtime(folder: Path) -> float | None:
         return max((e.stat().st_mtime for e in os.scandir(folder)), default=None)
     except OSError:
         return None
-
-
-def discover_runs(root: Path | str, stale_after_s: float = STALE_AFTER_S,
-                  open_foreign: Callable[[Path], Run] | None = None) -> list[RunInfo]:
-    """Every run under `root` (our folders, and foreign ones that a registered source recognises).
-
-    Foreign runs have no summary file, so their line needs the run read; `open_foreign(path)` lets a caller
-    that keeps runs open (the dashboard) hand over its own, refreshed, instead of a second copy.
-    """
-    from collectors.sources import info_for  # the registry imports this module
-
-    root = Path(root)
-    found: list[RunInfo] = []
-    if not root.is_dir():
-        return found
-    for dirpath, dirnames, _ in os.walk(root):
-        here = Path(dirpath)
-        info = info_for(here, stale_after_s, open_foreign)
-        if info is not None:
-            found.append(info)
-            dirnames[:] = []  # a run's own subfolders are not runs
-            continue
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-    found.sort(key=lambda r: (-(r.last_update or 0), r.name))
-    return found
-
-
-def wait_for(cond, timeout_s: float, poll_s: float = 0.05) -> bool:
-    """Poll `cond()` until true or timeout; for tests and the CLI's --watch."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(poll_s)
-    return bool(cond())

@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from collectors._atomic import write_parquet_atomic
 from collectors.meta import (
     HEARTBEAT_INTERVAL_S,
     RUN_JSON,
@@ -34,8 +33,9 @@ from collectors.meta import (
     read_meta,
     write_meta,
 )
-from collectors.parts import SEQ_COLUMN, list_parts, next_seq, part_name, plan_merge
 from collectors.schema import SAMPLE_REQUIRED, SAMPLES
+from collectors.store.atomic import write_parquet_atomic
+from collectors.store.parts import SEQ_COLUMN, list_parts, next_seq, part_name, plan_merge
 
 FLUSH_EVERY = 200  # steps; 10 ms steps then write ~one part per 2 s, not one per step
 FLUSH_INTERVAL_S = 1.0  # a live reader polling every second sees a step within ~2 s
