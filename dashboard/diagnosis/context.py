@@ -15,6 +15,11 @@ import pandas as pd
 
 from dashboard.diagnosis.findings import NotJudged
 
+# Where an exact 0 on every row is a measurement (no reward, no spread, no update, nothing truncated). Any
+# other column that is exactly 0 on every row was not measured: a custom trainer's placeholder `entropy` or
+# `approx_kl` column, never "entropy collapsed to 0" or "the policy did not move".
+ZERO_IS_MEASURED = ("reward/", "groups/", "completions/truncated_frac", "optim/grad_norm", "loss/", "adv/", "eval/")
+
 
 def _clean_metrics(frame: pd.DataFrame | None) -> pd.DataFrame:
     if frame is None or len(frame) == 0 or "step" not in frame:
@@ -26,6 +31,12 @@ def _clean_metrics(frame: pd.DataFrame | None) -> pd.DataFrame:
     f = f.drop_duplicates("step", keep="last").sort_values("step", kind="stable").reset_index(drop=True)
     f["step"] = f["step"].astype(np.int64)
     return f
+
+
+def placeholder_zeros(x: np.ndarray) -> bool:
+    """True when every value is exactly 0 (at least two of them, nothing non-finite): a placeholder."""
+    f = x[~np.isnan(x)]
+    return len(f) >= 2 and bool(np.all(f == 0.0))
 
 
 class RunData:
@@ -55,6 +66,8 @@ class RunData:
                 arr = pd.to_numeric(self.metrics[name], errors="coerce").to_numpy(dtype=np.float64)
                 if not np.isfinite(arr).any() and not np.isinf(arr).any():
                     arr = None  # a column of nulls is "not logged", never a made-up zero
+                elif not name.startswith(ZERO_IS_MEASURED) and placeholder_zeros(arr):
+                    arr = None
             self._cols[name] = arr
         return self._cols[name]
 

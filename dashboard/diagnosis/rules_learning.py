@@ -7,18 +7,21 @@ import numpy as np
 import pandas as pd
 
 from dashboard.diagnosis import checks as C
+from dashboard.diagnosis import facts
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
 from dashboard.diagnosis.rules_policy import KL_FLOOR, _jumps
-from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS, MOVE_TOL, reward_scale
+from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS
 from dashboard.diagnosis.series import WARMUP_STEPS, early_level, late_level, window_for
 
 GRAD_ZERO = 1e-6  # a grad norm this small with non-zero advantages: the gradient never reaches the weights
 ADV_SIGNAL = 0.01  # advantage std above this: the batch did carry a learning signal
 POLICY_STILL = 1e-8  # KL to the reference this small after the warm-up: the policy never moved
-FALL_TOL = MOVE_TOL  # a fall as large as what reward_flat calls a move, in the wrong direction
+# A fall counts when even the CI's smallest fall is a fifth of the reward's spread between responses, and it is
+# critical only when the trend test is sure (p < 0.001): a noisy run drifts down by chance (t = -1.3 seen).
+FALL_BAND, STRONG_P = 0.2, 1e-3
 # Greedy eval on a 64-prompt split moves by 0.1-0.15 between evals of a healthy run (seen: 0.5, 0.45, 0.5,
 # 0.35), so a fall counts from 0.15 on, between medians of at least two evals each.
 EVAL_FALL, EVAL_FALL_CRIT = 0.15, 0.25
@@ -34,8 +37,7 @@ NON_FINITE_WATCH = ("loss/total", "loss/policy", "optim/grad_norm", "policy/entr
 def no_learning(d: RunData):
     if (nj := d.need("no_learning", "reward/mean", min_points=MIN_TREND_STEPS)):
         return nj
-    steps, r = d.dense("reward/mean")
-    w = window_for(len(r))
+    steps, _ = d.dense("reward/mean")
     rng = (int(steps[WARMUP_STEPS]), int(steps[-1]))
     gn, adv, kl = d.dense("optim/grad_norm"), d.dense("adv/std"), d.dense("policy/kl_ref")
     if gn is not None and adv is not None and len(gn[1]) > WARMUP_STEPS:
@@ -54,20 +56,29 @@ def no_learning(d: RunData):
                            f"KL to the reference never exceeds {fmt(v)}: the policy did not change")]
             return [finding("no_learning", "critical", "Nothing is learned: the policy does not move", rng, ev,
                             (C.DETACHED, C.MASK, C.SAME_SCORE), metrics=("policy/kl_ref",))]
-    base, late = early_level(r, w), late_level(r, w)
-    fall = base - late
-    if fall > FALL_TOL * reward_scale(d):
-        if kl is not None and len(kl[1]) > 10 and _jumps(kl[1], KL_FLOOR).any():
-            return []  # a reward that falls after the KL exploded is kl_clip_explode's finding, not a sign bug
-        ev = [evidence("reward/mean", late, base - FALL_TOL * reward_scale(d), f"last {w} steps vs early level",
-                       f"reward fell from {fmt(base)} to {fmt(late)} while the loss stayed finite")]
-        lp = d.dense("loss/policy")
-        if lp is not None and len(lp[1]):
-            ev.append(evidence("loss/policy", float(np.median(lp[1])), None, "median",
-                               f"policy loss median {fmt(float(np.median(lp[1])))}: looks ordinary"))
-        return [finding("no_learning", "critical", "Reward falls: the update pushes the wrong way", rng, ev,
-                        (C.SIGN, C.MASK, C.DETACHED), metrics=("reward/mean", "loss/policy"))]
-    return []
+    return reward_falls(d, steps, kl)
+
+
+def reward_falls(d: RunData, steps: np.ndarray, kl):
+    """The other side of reward_flat's test: a significant fall, larger than FALL_BAND of the reward's spread."""
+    t = facts.reward_trend(d)
+    scale, how = facts.reward_scale(d)
+    if t is None or t.direction() != "down" or t.change_ci[1] > -FALL_BAND * scale:
+        return []
+    if kl is not None and len(kl[1]) > 10 and _jumps(kl[1], KL_FLOOR).any():
+        return []  # a reward that falls after the KL exploded is kl_clip_explode's finding, not a sign bug
+    ev = [evidence("reward/mean", t.change, -FALL_BAND * scale, "Theil-Sen change over the run",
+                   f"reward falls by {fmt(-t.change)} (95% CI {fmt(-t.change_ci[1])} .. {fmt(-t.change_ci[0])}; "
+                   f"Mann-Kendall p = {t.p:.2g} over {t.n} points) against a reward spread of {fmt(scale)} ({how}) "
+                   "while the loss stays finite")]
+    lp = d.dense("loss/policy")
+    if lp is not None and len(lp[1]):
+        ev.append(evidence("loss/policy", float(np.median(lp[1])), None, "median",
+                           f"policy loss median {fmt(float(np.median(lp[1])))}: looks ordinary"))
+    severity = "critical" if t.p < STRONG_P else "warning"
+    return [finding("no_learning", severity, "Reward falls: the update may push the wrong way",
+                    (int(steps[0]), int(steps[-1])), ev, (C.SIGN, C.MASK, C.DETACHED),
+                    metrics=("reward/mean", "loss/policy"))]
 
 
 @rule("eval_diverges", "reward rises but eval falls", "reward_up_eval_down")

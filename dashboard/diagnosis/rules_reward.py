@@ -8,38 +8,27 @@ from __future__ import annotations
 import numpy as np
 
 from dashboard.diagnosis import checks as C
+from dashboard.diagnosis import facts
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
 from dashboard.diagnosis.series import (
-    WARMUP_STEPS,
-    early_level,
     episodes,
-    late_level,
     rolling_median,
     window_for,
 )
 
-MIN_TREND_STEPS = 20  # fewer logged steps than this and "does not move" cannot be told from "has not started"
-# A move of 0.1 in reward (10 points of pass rate for a binary reward) is about 2-3x the wander of a
-# 10-step rolling median of a 128-sample batch's pass rate (std ~0.045 per step), so noise does not count.
-MOVE_TOL = 0.1
+MIN_TREND_STEPS = 20  # fewer logged points than this and "does not move" cannot be told from "has not started"
+# A trend whose confidence interval over the whole run stays within this fraction of the reward's own spread
+# between responses is flat beyond doubt (a binary reward at pass rate 0.5 has spread 0.5: +-0.05).
+FLAT_BAND = 0.1
+STRONG_SHARE = 0.5  # most steps without an update, or with every group zero-variance: strong support
 SPARSE_LOW, SPARSE_HIGH = 0.05, 0.95  # pass rate this close to 0 or 1: few groups mix successes and failures
 ZERO_VAR_WARN, ZERO_VAR_CRIT = 0.5, 0.8  # half the groups teach nothing: warning; four in five: critical
+NO_SPREAD_SHARE = 0.2  # a fifth of the steps where no group had any spread is a finding on its own
 SUSTAINED_FRAC = 0.2  # a level condition must hold for a fifth of the run (at least MIN_CONSECUTIVE steps)
 MIN_GROUP = 4  # notes, section 5: below this a group's mean and std rest on a couple of rewards
-
-
-def reward_scale(d: RunData) -> float:
-    """The reward's range per batch (1 for a binary reward), so MOVE_TOL is in reward units."""
-    lo, hi = d.col("reward/min"), d.col("reward/max")
-    if lo is not None and hi is not None:
-        span = hi - lo
-        span = span[np.isfinite(span) & (span > 0)]
-        if len(span):
-            return float(np.median(span))
-    return 1.0
 
 
 def sustained_len(n: int) -> int:
@@ -61,26 +50,46 @@ def sub_causes(d: RunData) -> list:
     return out
 
 
+def share_evidence(d: RunData, hit: tuple[np.ndarray, str] | None, what: str) -> tuple[float, list]:
+    """(share of logged steps where `hit`'s mask holds, [evidence]) for no-update / no-spread steps."""
+    if hit is None:
+        return 0.0, []
+    mask, how = hit
+    share = float(mask.mean()) if len(mask) else 0.0
+    if not mask.any():
+        return 0.0, []
+    metric = "optim/grad_norm" if "gradient" in how else "reward/std" if "reward/std" in how else \
+        "groups/zero_std_frac" if "zero_std" in how else how.split()[0]
+    return share, [evidence(metric, share, STRONG_SHARE, "share of logged steps",
+                            f"{int(mask.sum())} of {len(mask)} logged steps {what} ({how})")]
+
+
 @rule("reward_flat", "reward does not move", "reward_flat")
 def reward_flat(d: RunData):
     if (nj := d.need("reward_flat", "reward/mean", min_points=MIN_TREND_STEPS)):
         return nj
     steps, r = d.dense("reward/mean")
-    w = window_for(len(r))
-    base = early_level(r, w)
-    med = rolling_median(r, w)[WARMUP_STEPS + w:]
-    if not len(med) or not np.isfinite(base):
-        return NotJudged("reward_flat", "too few finite reward values after the warm-up")
-    scale = reward_scale(d)
-    move = float(np.nanmax(np.abs(med - base)))
-    if move >= MOVE_TOL * scale:
-        return []
-    late = late_level(r, w)
-    ev = [evidence("reward/mean", move, MOVE_TOL * scale, f"largest |{w}-step median - early level|",
-                   f"reward/mean stays within {fmt(move)} of its early level {fmt(base)} (moves under "
-                   f"{fmt(MOVE_TOL * scale)} do not count); last {w} steps: {fmt(late)}")]
-    return [finding("reward_flat", "critical", f"Reward does not move (stays near {fmt(base)})",
-                    (int(steps[0]), int(steps[-1])), ev + sub_causes(d), C.REWARD_FLAT,
+    t = facts.reward_trend(d)
+    scale, how = facts.reward_scale(d)
+    lo, hi = t.change_ci
+    tight = max(abs(lo), abs(hi)) <= FLAT_BAND * scale
+    if t.direction() != "flat" and not tight:
+        return []  # it moves: up is learning; a significant fall is no_learning's finding
+    ev = [evidence("reward/mean", t.change, FLAT_BAND * scale, f"Theil-Sen change over steps {steps[0]}-{steps[-1]}",
+                   f"{'no trend beyond the noise' if t.direction() == 'flat' else 'a trend too small to matter'}: "
+                   f"Mann-Kendall p = {t.p:.2g} over {t.n} points; change "
+                   f"{fmt(t.change)} (95% CI {fmt(lo)} .. {fmt(hi)}) against a reward spread of {fmt(scale)} ({how})")]
+    idle, ev_idle = share_evidence(d, facts.no_update_steps(d), "had no update at all")
+    still, ev_still = share_evidence(d, facts.no_spread_steps(d), "had no group with any reward spread")
+    strong = tight or idle >= STRONG_SHARE or still >= STRONG_SHARE
+    e = facts.eval_trend(d)
+    rising_eval = e is not None and e[1].direction() == "up"
+    if rising_eval:
+        ev.append(evidence(e[0], e[1].change, None, "Theil-Sen change", f"but {e[0]} rises ({fmt(e[1].change)}, "
+                           f"p = {e[1].p:.2g}): something is learned"))
+    severity = "critical" if strong and not rising_eval else "warning"
+    return [finding("reward_flat", severity, f"Reward does not move (stays near {fmt(float(np.median(r)))})",
+                    (int(steps[0]), int(steps[-1])), ev + ev_idle + ev_still + sub_causes(d), C.REWARD_FLAT,
                     metrics=("reward/mean", "groups/zero_std_frac"))]
 
 

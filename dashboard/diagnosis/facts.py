@@ -1,0 +1,100 @@
+"""Facts about a run that several rules and the verdict share: the reward's scale and trend, the eval trend,
+steps with no update, steps where no group had any reward spread. Pure functions of `RunData`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dashboard.diagnosis import stats
+from dashboard.diagnosis.context import RunData
+
+REWARD = "reward/mean"
+EVAL = ("eval/pass_rate", "eval/reward_mean")
+MIN_EVAL_POINTS = 6  # fewer evals than this give no trend worth stating
+
+
+def reward_scale(d: RunData) -> tuple[float, str]:
+    """The reward's own scale, so a move is judged in the run's units (rewards come on any scale).
+
+    The typical spread between responses of a step (median `reward/std`, or the mean within-group std), else
+    the spread of the step means over the run. (scale, how it was measured); (1.0, ...) when nothing says.
+    """
+    for name, how in (("reward/std", "median per-step reward std"),
+                      ("groups/reward_std_mean", "median within-group reward std")):
+        x = d.dense(name)
+        if x is not None and len(x[1]) and np.median(x[1]) > 0:
+            return float(np.median(x[1])), how
+    r = d.dense(REWARD)
+    if r is not None and len(r[1]) > 2:
+        s = stats.spread(r[1])
+        if s > 0:
+            return s, "robust std of the reward over steps"
+        s = float(np.std(r[1]))
+        if s > 0:
+            return s, "std of the reward over steps"
+    return 1.0, "no spread logged (taken as 1)"
+
+
+def reward_trend(d: RunData) -> stats.Trend | None:
+    r = d.dense(REWARD)
+    return None if r is None else stats.trend(*r)
+
+
+def eval_trend(d: RunData) -> tuple[str, stats.Trend] | None:
+    """(metric, trend) of the first eval metric with at least MIN_EVAL_POINTS evals, else None."""
+    for name in EVAL:
+        e = d.dense(name)
+        if e is not None and len(e[1]) >= MIN_EVAL_POINTS:
+            t = stats.trend(*e, min_points=MIN_EVAL_POINTS)
+            if t is not None:
+                return name, t
+    return None
+
+
+def improving(d: RunData) -> bool:
+    """True when the reward rises significantly, or the eval score does: the run learns."""
+    t = reward_trend(d)
+    e = eval_trend(d)
+    return (t is not None and t.direction() == "up") or (e is not None and e[1].direction() == "up")
+
+
+def no_update_steps(d: RunData) -> tuple[np.ndarray, str] | None:
+    """(mask (T,), what) of the steps with no update at all: gradient norm exactly 0, or loss exactly 0 where
+    no gradient norm is logged. None when neither is logged. An exact 0 is no rounding accident: a step whose
+    every group scored alike has advantage 0 everywhere, hence loss 0 and gradient 0."""
+    gn = d.col("optim/grad_norm")
+    if gn is not None:
+        return (gn == 0.0), "gradient norm exactly 0"
+    for name in ("loss/policy", "loss/total"):
+        x = d.col(name)
+        if x is not None:
+            return (x == 0.0), f"{name} exactly 0"
+    return None
+
+
+def no_spread_steps(d: RunData) -> tuple[np.ndarray, str] | None:
+    """(mask (T,), what) of the steps where no group had any reward spread: zero-variance fraction 1, or the
+    step's reward std exactly 0 (every response of the step scored the same, so every group did)."""
+    z = d.col("groups/zero_std_frac")
+    if z is not None:
+        return (z >= 1.0), "every group zero-variance (groups/zero_std_frac = 1)"
+    s = d.col("reward/std")
+    if s is not None:
+        return (s == 0.0), "reward/std exactly 0 (no group had any spread)"
+    return None
+
+
+def same_score_side(d: RunData, mask: np.ndarray) -> str | None:
+    """On steps where no group had spread, were the groups all-pass or all-fail? "all-pass" when the reward
+    there sits at the top of the run's reward range, "all-fail" at the bottom, else None.
+    mask: (T,) bool, steps with no spread."""
+    r = d.col(REWARD)
+    if r is None or not mask.any():
+        return None
+    at = r[mask & np.isfinite(r)]
+    lo, hi = np.nanmin(r), np.nanmax(r)
+    if not len(at) or hi <= lo:
+        return None
+    pos = (float(np.median(at)) - lo) / (hi - lo)
+    return "all-pass" if pos >= 0.9 else "all-fail" if pos <= 0.1 else None

@@ -1,0 +1,161 @@
+"""Statistics the rules judge with, in one place: a run is compared with its own noise and logging cadence.
+
+Real runs log every 1-10 steps, have 2-16 responses per group and rewards on any scale, so fixed absolute
+tolerances on window medians do not transfer between runs. Here:
+- `noise`: the run's point-to-point noise, from the median absolute first difference (robust to trends and
+  to a few spikes);
+- `trend`: Mann-Kendall (Kendall's tau of value against step, `scipy.stats.kendalltau`) for "does it move at
+  all", with Theil-Sen (`scipy.stats.theilslopes`) for "by how much", with its confidence interval. "The
+  reward does not move" and "the reward falls" are the two sides of this one test;
+- `runs_of` / `sustained`: a condition that holds on consecutive logged points, so one logged spike that
+  returns at once is told apart from a level that stays.
+Change points (ruptures) were considered and not used: what the rules need is "did it move, which way,
+how sure" and "how long did it stay", which the tests above answer with a significance level.
+
+Pure numpy/scipy; every function takes 1-D float arrays of length T (NaN = not logged at that step).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+ALPHA = 0.05  # significance level of the trend test
+MIN_TREND_POINTS = 10  # Mann-Kendall's normal approximation and a Theil-Sen CI need about 10 points
+MAX_TREND_POINTS = 400  # longer series are binned (median per bin): Theil-Sen is O(n^2) and 100k steps are common
+MAD_TO_STD = 1.4826  # MAD x this = std for Gaussian noise
+
+
+def finite(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return x[np.isfinite(x)]
+
+
+def spread(x: np.ndarray) -> float:
+    """Robust std of the values (MAD x 1.4826); NaN when empty. x: (T,) -> float"""
+    f = finite(x)
+    if not len(f):
+        return float("nan")
+    return float(MAD_TO_STD * np.median(np.abs(f - np.median(f))))
+
+
+def noise(x: np.ndarray) -> float:
+    """Robust point-to-point noise of a series: MAD of first differences x 1.4826 / sqrt(2).
+
+    A first difference removes a slow trend, and for independent noise of std s it has std s*sqrt(2), hence
+    the division. NaN with fewer than 3 finite points. x: (T,) -> float
+    """
+    f = finite(x)
+    if len(f) < 3:
+        return float("nan")
+    d = np.diff(f)
+    return float(MAD_TO_STD * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+
+
+def binned(steps: np.ndarray, x: np.ndarray, max_points: int = MAX_TREND_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, values) at finite points, reduced to at most `max_points` bin medians of k points each.
+
+    steps, x: (T,) -> (B,), (B,) with B <= max_points
+    """
+    steps = np.asarray(steps, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    ok = np.isfinite(x)
+    steps, x = steps[ok], x[ok]
+    if len(x) <= max_points:
+        return steps, x
+    k = -(-len(x) // max_points)
+    pad = np.full(k * (-(-len(x) // k)) - len(x), np.nan)
+    sb = np.nanmedian(np.concatenate([steps, pad]).reshape(-1, k), axis=1)
+    xb = np.nanmedian(np.concatenate([x, pad]).reshape(-1, k), axis=1)
+    return sb, xb
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A monotone trend of a series over its steps: Mann-Kendall's tau and p, Theil-Sen's slope and its CI."""
+
+    n: int  # points tested (after binning)
+    tau: float  # Kendall's tau of value vs step, in [-1, 1]
+    p: float  # two-sided p-value of "no monotone trend"
+    slope: float  # Theil-Sen slope, value per step
+    slope_lo: float  # its confidence interval (1 - ALPHA)
+    slope_hi: float
+    first_step: float
+    last_step: float
+
+    @property
+    def span(self) -> float:
+        return self.last_step - self.first_step
+
+    @property
+    def change(self) -> float:
+        """The trend's total change over the run (slope x steps covered)."""
+        return self.slope * self.span
+
+    @property
+    def change_ci(self) -> tuple[float, float]:
+        return self.slope_lo * self.span, self.slope_hi * self.span
+
+    @property
+    def z(self) -> float:
+        """A signed z-like score of the trend (the normal quantile of the p-value, with tau's sign)."""
+        p = min(max(self.p, 1e-300), 1.0)
+        return float(math.copysign(sps.norm.isf(p / 2), self.tau)) if self.tau else 0.0
+
+    def direction(self, alpha: float = ALPHA) -> str:
+        """"up" or "down" when the trend is significant at `alpha`, else "flat"."""
+        if not (self.p < alpha) or self.tau == 0:
+            return "flat"
+        return "up" if self.tau > 0 else "down"
+
+
+def trend(steps: np.ndarray, x: np.ndarray, min_points: int = MIN_TREND_POINTS) -> Trend | None:
+    """Mann-Kendall + Theil-Sen on the finite points of `x` against `steps`; None with fewer than `min_points`.
+
+    steps, x: (T,) -> Trend | None. Series longer than MAX_TREND_POINTS are tested on bin medians.
+    """
+    s, v = binned(steps, x)
+    if len(v) < min_points:
+        return None
+    if np.ptp(v) == 0:
+        return Trend(len(v), 0.0, 1.0, 0.0, 0.0, 0.0, float(s[0]), float(s[-1]))
+    tau, p = sps.kendalltau(s, v)
+    slope, _, lo, hi = sps.theilslopes(v, s, alpha=1 - ALPHA)
+    tau = 0.0 if not np.isfinite(tau) else float(tau)
+    p = 1.0 if not np.isfinite(p) else float(p)
+    return Trend(len(v), tau, p, float(slope), float(lo), float(hi), float(s[0]), float(s[-1]))
+
+
+def runs_of(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Index ranges [i0, i1] (inclusive) of consecutive True points. mask: (T,) bool -> list of (i0, i1)"""
+    m = np.asarray(mask, dtype=bool)
+    if not m.any():
+        return []
+    d = np.diff(np.concatenate([[0], m.astype(np.int8), [0]]))
+    starts, ends = np.nonzero(d == 1)[0], np.nonzero(d == -1)[0] - 1
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+def sustained(mask: np.ndarray, min_points: int) -> np.ndarray:
+    """`mask` with runs shorter than `min_points` consecutive points removed: a spike that returns at once is
+    not a level. mask: (T,) bool -> (T,) bool"""
+    out = np.zeros(len(mask), dtype=bool)
+    for i0, i1 in runs_of(mask):
+        if i1 - i0 + 1 >= min_points:
+            out[i0:i1 + 1] = True
+    return out
+
+
+def first_level(x: np.ndarray, k: int = 3) -> float:
+    """The level a series starts at: median of its first `k` finite points (NaN when none). x: (T,) -> float"""
+    f = finite(x)[:k]
+    return float(np.median(f)) if len(f) else float("nan")
+
+
+def is_constant(x: np.ndarray) -> bool:
+    """True when every finite value is the same (and there is at least one)."""
+    f = finite(x)
+    return bool(len(f)) and bool(np.all(f == f[0]))
