@@ -122,6 +122,10 @@ def test_kl_explosion_at_llm_scale_is_found_and_a_noisy_small_kl_is_not(tmp_path
     # LLM runs sit far below our toy's KL: 0.01 nats for 60 steps, then 0.4 (40x) must fire
     s = healthy_series(100)
     s["policy/kl_ref"] = np.r_[np.full(60, 0.01), np.full(40, 0.4)]
+    # while the reward keeps climbing through it, it is worth knowing, no more
+    f = by_rule(diagnose(write(tmp_path, s, name="llm_up")), "kl_clip_explode")
+    assert f.severity == "info" and "while the reward keeps rising" in f.title
+    s["reward/mean"] = 0.5 + np.random.default_rng(1).normal(0, 0.04, 100)
     f = by_rule(diagnose(write(tmp_path, s, name="llm")), "kl_clip_explode")
     assert f.severity == "warning" and f.step_range[0] == 62  # the 5-step median over steps 58-62 has 3 at 0.4
     assert "jumps to 0.4" in f.evidence[0].text
@@ -422,3 +426,27 @@ def test_a_noisy_drift_is_no_sign_bug_and_a_flat_reward_with_idle_steps_is_criti
     s["optim/grad_norm"] = np.where(np.arange(40) % 4 == 0, 0.3, 0.0)
     f = by_rule(diagnose(write(tmp_path, s, name="idle")), "reward_flat")
     assert f.severity == "critical" and any("30 of 40 logged steps had no update" in e.text for e in f.evidence)
+
+
+def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike_no_explosion(tmp_path):
+    s = healthy_series(100)
+    rng = np.random.default_rng(2)
+    s["reward/mean"] = 0.4 + rng.normal(0, 0.05, 100)
+    # the reference is a base model under an SFT adapter: KL about 1 nat from step 0 on, up to 2 at times
+    s["policy/kl_ref"] = np.clip(1.0 + rng.normal(0, 0.25, 100), 0.5, 2.0)
+    d = diagnose(write(tmp_path, s, name="adapter"))
+    assert "kl_clip_explode" not in {f.rule_id for f in d.findings}
+    f = by_rule(d, "reference_mismatch")
+    assert f.severity == "warning" and f.evidence[0].value == pytest.approx(s["policy/kl_ref"][0])
+    # a starting policy equal to its reference: KL 0 at step 0, and one logged spike that returns at once
+    s["policy/kl_ref"] = np.r_[0.0, np.full(99, 0.05)]
+    s["policy/kl_ref"][50] = 3.0
+    d = diagnose(write(tmp_path, s, name="spike"))
+    assert not {"kl_clip_explode", "reference_mismatch"} & {f.rule_id for f in d.findings}
+    # ... but one KL in the tens is catastrophic on its own
+    s["policy/kl_ref"][50] = 12.0
+    assert by_rule(diagnose(write(tmp_path, s, name="tens")), "kl_clip_explode").severity == "critical"
+    # a first KL logged after updates (step 5) says nothing about the reference
+    run = write(tmp_path, s, name="late")
+    run.metrics["step"] = run.metrics["step"] + 5
+    assert any(n.rule_id == "reference_mismatch" and "step 5" in n.reason for n in diagnose(run).not_judged)

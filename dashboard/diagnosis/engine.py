@@ -10,7 +10,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashboard.diagnosis import rules_config, rules_learning, rules_policy, rules_reward, rules_samples  # noqa: F401
+from dashboard.diagnosis import (  # noqa: F401 - importing a rules module registers its rules
+    rules_config,
+    rules_kl,
+    rules_learning,
+    rules_policy,
+    rules_reward,
+    rules_samples,
+)
 from dashboard.diagnosis.config_questions import Answer, answer_questions
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding, NotJudged, sort_findings

@@ -12,7 +12,7 @@ from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
-from dashboard.diagnosis.rules_policy import KL_FLOOR, _jumps
+from dashboard.diagnosis.rules_kl import KL_FLOOR, _jumps
 from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS
 from dashboard.diagnosis.series import WARMUP_STEPS, early_level, late_level, window_for
 

@@ -23,16 +23,6 @@ FIRST_STEP_MAX_DEV = 0.01
 FIRST_STEP_MEAN_DEV = 0.01  # |mean ratio - 1| on the first minibatch
 LOGPROB_DIFF = 1e-3  # mean |log p rollout - log p train|: fp32 vs fp32 is ~1e-7
 
-KL_JUMP = 5.0  # a 5-step median this many times the median of the 20 steps before it is an explosion...
-KL_FLOOR = 0.5  # ...and above this (nats): the first update moves KL off 0 (to 0.24 on our healthy run)
-# Once LONG steps give a real baseline, a lower floor: LLM runs sit at 1e-3..1e-1 nats, and a jump from
-# 0.01 to 0.4 is an explosion there, which the 0.5 floor would miss. Below 0.05 nats a 5x move is noise.
-KL_FLOOR_SETTLED = 0.05
-KL_HUGE = 5.0  # a KL to the reference above 5 nats means the policy is far from where it started
-CLIP_HIGH = 0.2  # PPO practice keeps clip fraction ~0.1-0.2; above it sustained, the trust region is exceeded
-CLIP_JUMP_FLOOR = 0.05
-SHORT, LONG = 5, 20
-
 ENTROPY_COLLAPSE_FRAC = 0.5  # entropy at less than half its own early level...
 ENTROPY_FAST_STEPS = 50  # ...reached within this many steps of leaving 90% of it is "fast"
 ENTROPY_SEVERE_FRAC = 0.25
@@ -76,79 +66,6 @@ def first_step_ratio(d: RunData):
     return [finding("first_step_ratio", "critical", "First-step ratio is not 1: old log-probs disagree with the "
                     "training model", (int(steps.min()), int(steps.max())), ev, C.FIRST_STEP,
                     metrics=("policy/ratio_first_step", "policy/ratio_first_step_max_dev"))]
-
-
-def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None) -> np.ndarray:
-    """Where the SHORT-step median exceeds KL_JUMP x the median of the LONG steps before it, and a floor.
-
-    The floor is `floor` while the baseline is younger than LONG steps (the climb off 0 is not an
-    explosion), then `settled_floor` (default: `floor`) once a full window of the run's own level exists.
-    x: (T,) -> (T,) bool
-    """
-    short = rolling_median(x, SHORT)
-    # Before SHORT steps exist, the first value is the baseline: an LR far too large explodes on update one.
-    before = np.full_like(short, x[0] if np.isfinite(x[0]) else np.nan)
-    prior = rolling_median(x, LONG)
-    before[SHORT:] = prior[:-SHORT]
-    floors = np.full_like(short, floor)
-    if settled_floor is not None:
-        floors[SHORT + LONG:] = settled_floor
-    with np.errstate(invalid="ignore"):
-        return (short > floors) & (short > KL_JUMP * np.fmax(before, floors / KL_JUMP))
-
-
-@rule("kl_clip_explode", "KL / clip fraction explode", "kl_clip_explode")
-def kl_clip_explode(d: RunData):
-    have = [m for m in ("policy/kl_ref", "policy/clipfrac", "policy/approx_kl_old") if d.dense(m) is not None]
-    if not have:
-        return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
-    ev, ranges, severe = [], [], False
-    for metric, floor, settled, level in (("policy/kl_ref", KL_FLOOR, KL_FLOOR_SETTLED, KL_HUGE),
-                                          ("policy/clipfrac", CLIP_JUMP_FLOOR, None, CLIP_HIGH),
-                                          ("policy/approx_kl_old", KL_FLOOR, KL_FLOOR_SETTLED, None)):
-        dd = d.dense(metric)
-        if dd is None or len(dd[1]) < SHORT:
-            continue
-        steps, x = dd
-        # No warm-up here: the floor keeps the first growth from KL = 0 out, and an LR far too large
-        # explodes on the very first update, which is exactly what must be caught early.
-        crit = _jumps(x, floor)
-        why = f"{SHORT}-step median > {KL_JUMP:g}x the {LONG} steps before and > {floor:g}"
-        if level is not None:
-            crit |= rolling_median(x, SHORT) > level
-            why += f", or above {level:g}"
-        # Below the absolute floor, a jump off the run's own settled level is a warning: at LLM scale
-        # (KL 1e-3..1e-1) it is an explosion in the making; on a noisy small run it may be a wobble.
-        mask = crit | (_jumps(x, floor, settled) if settled is not None else crit)
-        eps = episodes(mask, min_len=2)  # an explosion is fast: two steps of it are enough to say so
-        if not eps:
-            continue
-        is_crit = bool(episodes(crit, min_len=2))
-        if not is_crit:
-            why = (f"{SHORT}-step median > {KL_JUMP:g}x the {LONG} steps before and > {settled:g} "
-                   f"(below the {floor:g} that makes it critical)")
-        severe |= is_crit
-        i0, i1 = eps[0][0], eps[-1][1]
-        peak = float(np.nanmax(x[i0:i1 + 1]))
-        pre = float(np.nanmedian(x[max(0, i0 - LONG):i0])) if i0 > 0 else float("nan")
-        ev.append(evidence(metric, peak, (level if level is not None else floor) if is_crit else settled, why,
-                           f"{metric} jumps to {fmt(peak)} at steps {steps[i0]}-{steps[i1]} "
-                           f"(median before: {fmt(pre)})"))
-        ranges.append((int(steps[i0]), int(steps[i1])))
-    if not ev:
-        return []
-    for name in ("optim/lr", "optim/grad_norm"):
-        x = d.dense(name)
-        if x is not None and len(x[1]):
-            ev.append(evidence(name, float(np.nanmax(x[1])), None, "max over the run", f"{name} max {fmt(float(np.nanmax(x[1])))}"))
-    reuse = [d.number("algo.epochs", "num_iterations", "ppo_epochs"), d.number("algo.minibatches")]
-    for hit in reuse:
-        if hit is not None and hit[1] > 1:
-            ev.append(evidence(f"config:{hit[0]}", hit[1], None, "config", f"{hit[0]} = {hit[1]:g}"))
-    rng = (min(r[0] for r in ranges), max(r[1] for r in ranges))
-    title = "KL / clip fraction explode" if severe else "KL jumps far above its own level"
-    return [finding("kl_clip_explode", "critical" if severe else "warning", title, rng, ev, C.KL_CLIP,
-                    metrics=tuple(e.metric for e in ev if not e.metric.startswith("config:")))]
 
 
 @rule("entropy_collapse", "entropy collapses fast", "entropy_collapse")
