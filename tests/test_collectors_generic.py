@@ -34,3 +34,50 @@ def test_jsonl_duplicates_truncated_and_no_step(tmp_path):
     msgs = " ".join(map(str, run.problems))
     assert "log.jsonl: 1 step(s) logged more than once (2); the last write is kept" in msgs
     assert "line 4: no integer step" in msgs and "line 5: not JSON" in msgs and "log.jsonl" in msgs
+
+
+def test_synonyms_counts_as_fraction_and_zero_columns_not_measured(tmp_path):
+    f = tmp_path / "metrics.jsonl"
+    rows = [{"step": s, "mean_reward": 0.5 * s, "avg_gen_tokens": 100 + s, "entropy": 0.0, "approx_kl": 0.0,
+             "truncated_count": s, "rollout_count": 4, "accuracy": 0.25} for s in (1, 2, 3)]
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = open_run(f)
+    m = run.metrics
+    assert list(m["reward/mean"]) == [0.5, 1.0, 1.5] and list(m["completions/len_mean"]) == [101, 102, 103]
+    assert list(m["completions/truncated_frac"]) == [0.25, 0.5, 0.75] and list(m["reward/pass_rate"]) == [0.25] * 3
+    assert "policy/entropy" not in m and "policy/kl_ref" not in m  # logged as 0.0: the trainer did not compute them
+    assert run.not_measured == ["policy/entropy", "policy/kl_ref"]
+    assert any("0 on every row, so not measured" in str(p) and "metrics.jsonl" in str(p) for p in run.problems)
+    with f.open("a") as fh:  # a later non-zero value makes it a measurement again, whole column back
+        fh.write(json.dumps({"step": 4, "mean_reward": 2.0, "entropy": 0.7}) + "\n")
+    assert run.refresh() == 1
+    assert list(run.metrics["policy/entropy"].fillna(-1)) == [0.0, 0.0, 0.0, 0.7]
+    assert run.not_measured == ["policy/kl_ref"]
+
+
+def test_user_map_wins_and_nan_is_told_from_null(tmp_path):
+    f = tmp_path / "log.jsonl"
+    f.write_text('{"step": 1, "accuracy": 0.5, "score": NaN}\n{"step": 2, "accuracy": 0.7, "score": null}\n'
+                 '{"step": 3, "accuracy": 0.9, "score": 1.0}\n')
+    run = GenericRun(f, {"accuracy": "eval/pass_rate", "score": "reward/mean"})
+    m = run.metrics
+    assert list(m["eval/pass_rate"]) == [0.5, 0.7, 0.9] and "reward/pass_rate" not in m
+    assert run.nan_at == {"reward/mean": {1}}  # step 2 logged null: not measured, not a NaN
+
+
+def test_json_list_of_dicts_merges_eval_rows_of_a_step(tmp_path):
+    f = tmp_path / "log_history.json"
+    f.write_text(json.dumps([{"loss": 0.1, "reward": 0.2, "step": 1}, {"loss": 0.3, "reward": 0.4, "step": 2},
+                             {"eval_reward": 0.9, "step": 2}, {"train_runtime": 5.0, "step": 2}]))
+    assert detect_source(f) == "generic"
+    m = open_run(f).metrics
+    assert list(m["step"]) == [1, 2] and list(m["loss/total"]) == [0.1, 0.3]
+    assert m["eval/reward_mean"].iloc[1] == 0.9 and m["train_runtime"].iloc[1] == 5.0
+
+
+def test_numeric_strings_and_a_type_change_fall_back_to_line_by_line(tmp_path):
+    f = tmp_path / "log.jsonl"
+    f.write_text('{"step": 1, "reward": 0.5}\n{"step": 2, "reward": "0.75"}\n{"step": 3, "reward": "n/a"}\n')
+    run = open_run(f)
+    assert list(run.metrics["reward/mean"].fillna(-1)) == [0.5, 0.75, -1]
+    assert any("line 3: non-numeric reward; left null" in str(p) for p in run.problems)

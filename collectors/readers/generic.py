@@ -1,126 +1,219 @@
-"""Generic one-row-per-step JSONL or CSV logs as a Run, with an optional `theirs=ours` key map.
+"""One row per step from any trainer: JSONL, CSV, or a JSON list of dicts (a `log_history` dump).
 
-A row needs a step column (`step`, `global_step`, `train/global_step` or `iteration`); every other
-column is a metric, renamed by the user's map first, then by the TRL/verl/OpenRLHF maps, else kept as is.
-Files are tailed from a byte offset, so a growing log refreshes by its new lines only.
+A row needs a step column (`step`, `global_step`, `train/global_step`, `iteration`, `iter`); every other
+column is a metric, named through `synonyms` (the user's `--map`, the TRL/verl/OpenRLHF maps, the synonym
+table), else kept as is. JSONL and CSV are parsed by pyarrow's native readers a block at a time (nested
+JSON objects flattened to `a.b`), from a byte offset kept between refreshes, so a growing log costs its new
+bytes only; a block pyarrow refuses (a broken line, a column changing type) is read line by line with
+`json` so the bad lines can be named. A JSON list is read whole when the file changes.
 """
 
 from __future__ import annotations
 
-import csv
+import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.json as pajson
 
-from collectors.meta import RunMeta
-from collectors.readers.keymap import map_row, step_chunks
+from collectors.meta import RunError, RunMeta
 from collectors.readers.linetail import LineTail
-from collectors.run import Problem, Run
+from collectors.readers.rows import TextRun
+from collectors.run import Problem
 from collectors.sources import register_source
 
-STEP_KEYS = ("step", "global_step", "train/global_step", "iteration")
+STEP_KEYS = ("step", "global_step", "train/global_step", "iteration", "iter", "_step")
+_HEAD_BYTES = 1 << 16
+
+
+def _head(p: Path) -> bytes:
+    try:
+        with p.open("rb") as f:
+            return f.read(_HEAD_BYTES)
+    except OSError:
+        return b""
 
 
 def detect(target: str) -> bool:
     p = Path(target)
-    if not (p.is_file() and p.suffix in (".jsonl", ".csv")):
+    if not (p.is_file() and p.suffix in (".jsonl", ".csv", ".json")):
         return False
-    try:
-        with p.open("rb") as f:
-            head = f.readline(1 << 16).decode("utf-8", "replace")
-    except OSError:
-        return False
+    head = _head(p)
+    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
     if p.suffix == ".csv":
-        return any(k in next(csv.reader([head]), []) for k in STEP_KEYS)
-    return any(f'"{k}"' in head for k in STEP_KEYS)
+        return any(k in [c.strip().strip('"') for c in first.split(",")] for k in STEP_KEYS)
+    if p.suffix == ".json":
+        start = head.lstrip()[:1]
+        text = head.decode("utf-8", "replace")
+        return (start == b"[" or '"log_history"' in text) and any(f'"{k}"' in text for k in STEP_KEYS)
+    return first.lstrip().startswith("{") and any(f'"{k}"' in first for k in STEP_KEYS)
 
 
-class GenericRun(Run):
-    nan_known = True  # JSON NaN / CSV "nan" is a logged NaN; a null or an empty cell is not logged
+def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """A parsed block -> (frame of flat columns, {column: logged-NaN mask}); structs flattened to `a.b`."""
+    while any(pa.types.is_struct(t) for t in table.schema.types):
+        table = table.flatten()
+    nans = {}
+    for name, col in zip(table.column_names, table.columns, strict=True):
+        if pa.types.is_floating(col.type):
+            mask = pc.fill_null(pc.is_nan(col), False).to_numpy(zero_copy_only=False)
+            if mask.any():
+                nans[name] = mask
+    keep = [i for i, t in enumerate(table.schema.types) if not (pa.types.is_list(t) or pa.types.is_large_list(t))]
+    return table.select(keep).to_pandas(), nans
+
+
+class GenericRun(TextRun):
+    """A one-row-per-step log (see the module docstring)."""
 
     def __init__(self, path: Path | str, mapping: Mapping[str, str] | None = None) -> None:
         path = Path(path)
-        super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="generic"))
-        self.mapping = dict(mapping or {})
+        super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="generic"), mapping)
         self._tail = LineTail(path)
-        self._header: list[str] | None = None
-        self._seq = 0
+        self._header: bytes | None = None
+        self._json_state: tuple[int, float] | None = None
         self.refresh()
 
     def _read_new(self) -> list[pd.DataFrame]:
         if not self.path.is_file():
             self._note(Problem(self.path.name, "no such file"))
             return []
-        lines, rewritten, _ = self._tail.read()
+        if self.path.suffix == ".json":
+            return self._read_json_list()
+        block, first, rewritten, _ = self._tail.read_bytes()
         if rewritten:
-            self._table.reset()
             self._header = None
-            self._note(Problem(self.path.name, "file was rewritten; read again from the top"))
-        rows = []
-        for no, text in lines:
-            if not text.strip():
-                continue
-            raw = self._parse(no, text)
-            if raw is None:
-                continue
-            step_key = next((k for k in STEP_KEYS if k in raw), None)
-            try:
-                step = int(float(raw.pop(step_key))) if step_key else None
-            except (TypeError, ValueError):
-                step = None
-            if step is None:
-                self._note(Problem(self.path.name, f"line {no}: no integer step ({', '.join(STEP_KEYS)}); skipped"))
-                continue
-            row, bad = map_row({k: (None if v == "" else v) for k, v in raw.items()}, overrides=self.mapping)
-            if bad:
-                self._note(Problem(self.path.name, f"line {no}: non-numeric {', '.join(bad[:3])}; left null"))
-            rows.append({"step": step, **row})
-        if not rows:
+            self._reset(self.path.name, "file was rewritten; read again from the top")
+        if not block.strip():
             return []
-        self._note_repeats(rows)
-        out, self._seq = step_chunks(self._table.frame(), rows, self._seq)
-        return out
+        frame, nans, lines = self._csv(block, first) if self.path.suffix == ".csv" else self._jsonl(block, first)
+        return self._rows(frame, nans, lines)
 
-    def _parse(self, no: int, text: str) -> dict[str, Any] | None:
-        if self.path.suffix == ".csv":
-            cells = next(csv.reader([text]))
-            if self._header is None:
-                self._header = cells
-                return None
-            if len(cells) != len(self._header):
-                self._note(Problem(self.path.name, f"line {no}: {len(cells)} cells, header has "
-                                                   f"{len(self._header)}; skipped"))
-                return None
-            return dict(zip(self._header, cells, strict=True))
+    def _rows(self, frame: pd.DataFrame, nans: dict[str, np.ndarray], lines: np.ndarray) -> list[pd.DataFrame]:
+        step_key = next((k for k in STEP_KEYS if k in frame.columns), None)
+        if step_key is None:
+            if len(frame):
+                self._note(Problem(self.path.name, f"line {lines[0]}: no integer step ({', '.join(STEP_KEYS[:4])}); "
+                                                   "skipped"))
+            return []
+        others = [k for k in STEP_KEYS if k in frame.columns and k != step_key]
+        frame = frame.drop(columns=others).rename(columns={step_key: "step"})
+        self._note_repeats(frame["step"])
+        return self._emit(frame, self.path.name, lines, nans)
+
+    # -- formats ---------------------------------------------------------------------------------
+    def _csv(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
+        if self._header is None:
+            head, _, block = block.partition(b"\n")
+            self._header, first = head + b"\n", first + 1
+        skipped: list[str] = []
+
+        def bad_row(row) -> str:
+            skipped.append(f"{row.actual_columns} cells, header has {row.expected_columns}")
+            return "skip"
+
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            self._note(Problem(self.path.name, f"line {no}: not JSON ({e.msg}); skipped"))
-            return None
-        if not isinstance(obj, dict):
-            self._note(Problem(self.path.name, f"line {no}: not a JSON object; skipped"))
-            return None
-        return obj
+            table = pacsv.read_csv(io.BytesIO(self._header + block),
+                                   parse_options=pacsv.ParseOptions(invalid_row_handler=bad_row),
+                                   convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
+        except pa.ArrowInvalid as e:
+            raise RunError(f"{self.path}: not a readable CSV ({e})") from None
+        if skipped:
+            self._note(Problem(self.path.name, f"{len(skipped)} row(s) with {skipped[0]}; skipped"))
+        frame, nans = arrow_columns(table)
+        return frame, nans, np.arange(first, first + len(frame))
 
-    def _note_repeats(self, rows: list[dict[str, Any]]) -> None:
-        # one row per step: a step seen twice within a read is a restart or a duplicated log line
-        steps = [r["step"] for r in rows]
-        seen, dups = set(), []
-        for s in steps:
-            if s in seen:
-                dups.append(s)
-            seen.add(s)
-        if dups:
-            shown = ", ".join(map(str, sorted(set(dups))[:5]))
-            self._note(Problem(self.path.name, f"{len(set(dups))} step(s) logged more than once ({shown}); "
+    def _jsonl(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
+        try:
+            table = pajson.read_json(io.BytesIO(block))
+            frame, nans = arrow_columns(table)
+            if len(frame) == block.count(b"\n") - block.count(b"\n\n"):  # no blank line shifts the numbering
+                return frame, nans, np.arange(first, first + len(frame))
+            return frame, nans, np.full(len(frame), first)
+        except pa.ArrowInvalid:
+            pass  # a broken line or a column changing type: read line by line to name what is wrong
+        rows, lines = [], []
+        for no, raw in enumerate(block.split(b"\n"), first):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError as e:
+                self._note(Problem(self.path.name, f"line {no}: not JSON ({getattr(e, 'msg', e)}); skipped"))
+                continue
+            if not isinstance(obj, dict):
+                self._note(Problem(self.path.name, f"line {no}: not a JSON object; skipped"))
+                continue
+            rows.append(obj)
+            lines.append(no)
+        frame, nans = records(rows)
+        return frame, nans, np.asarray(lines, dtype=np.int64)
+
+    def _read_json_list(self) -> list[pd.DataFrame]:
+        st = self.path.stat()
+        if self._json_state == (st.st_size, st.st_mtime):
+            return []
+        if self._json_state is not None:
+            self._reset(self.path.name, "file was rewritten; read again")
+        self._json_state = (st.st_size, st.st_mtime)
+        try:
+            obj = json.loads(self.path.read_bytes())
+        except ValueError as e:
+            self._note(Problem(self.path.name, f"not JSON ({getattr(e, 'msg', e)}); nothing read"))
+            return []
+        if isinstance(obj, dict):
+            obj = obj.get("log_history")
+        if not isinstance(obj, list):
+            self._note(Problem(self.path.name, "expected a list of objects (or a log_history list); nothing read"))
+            return []
+        rows = [r for r in obj if isinstance(r, dict)]
+        if len(rows) < len(obj):
+            self._note(Problem(self.path.name, f"{len(obj) - len(rows)} item(s) are not objects; skipped"))
+        return self._rows(*records(rows), np.arange(1, len(rows) + 1))
+
+    def _note_repeats(self, steps: pd.Series) -> None:
+        steps = pd.to_numeric(steps, errors="coerce").dropna().astype(np.int64)
+        dup = steps[steps.duplicated()]
+        if len(dup) and self.path.suffix != ".json":  # a log_history repeats a step for its eval and summary rows
+            shown = ", ".join(map(str, sorted(set(dup.tolist()))[:5]))
+            self._note(Problem(self.path.name, f"{dup.nunique()} step(s) logged more than once ({shown}); "
                                                "the last write is kept"))
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
+
+def records(rows: list[dict[str, Any]]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Python dicts -> (frame, {column: logged-NaN mask}); nested dicts flattened with `.` as pyarrow does.
+
+    The NaN masks are taken before the frame exists: in a float column a NaN and a null (None) look alike.
+    """
+    if any(isinstance(v, dict) for r in rows[:50] for v in r.values()):
+        frame = pd.json_normalize(rows, sep=".")
+    else:
+        frame = pd.DataFrame.from_records(rows)
+    nans = {}
+    for col in frame.columns:
+        if frame[col].dtype.kind == "f" and frame[col].isna().any():
+            mask = _nan_mask(rows, col, len(frame))
+            if mask.any():
+                nans[col] = mask
+    return frame, nans
+
+
+def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
+    path = col.split(".") if col not in rows[0] and "." in col else [col]
+    out = np.zeros(n, dtype=bool)
+    for i, r in enumerate(rows):
+        v: Any = r
+        for part in path:
+            v = v.get(part) if isinstance(v, dict) else None
+        out[i] = isinstance(v, float) and v != v
+    return out
 
 
 @register_source("generic", detect=detect, priority=1, hints={

@@ -1,4 +1,4 @@
-"""Following a growing text log line by line (verl console, JSONL, CSV)."""
+"""Following a growing text log from a kept byte offset (verl console, JSONL, CSV, key-value and console logs)."""
 
 from __future__ import annotations
 
@@ -21,26 +21,32 @@ class LineTail:
         self.offset = 0
         self.line_no = 0
 
-    def read(self) -> tuple[list[tuple[int, str]], bool, bool]:
-        """(new (line number, text) pairs, rewritten?, an incomplete last line waits?)."""
+    def read_bytes(self) -> tuple[bytes, int, bool, bool]:
+        """(new complete lines as bytes, number of the first of them, rewritten?, an incomplete last line waits?).
+
+        For readers that hand a whole block to a native parser (pyarrow), so the cost is per block, not per line.
+        """
         try:
             st = self.path.stat()
         except OSError:
-            return [], False, False
-        size = st.st_size
-        rewritten = size < self.offset
+            return b"", self.line_no + 1, False, False
+        rewritten = st.st_size < self.offset
         if rewritten:
             self.offset, self.line_no = 0, 0
         with self.path.open("rb") as f:
             f.seek(self.offset)
             data = f.read()
         end = data.rfind(b"\n") + 1
-        text = data[:end]
+        block = data[:end]
         if end < len(data) and time.time() - st.st_mtime > self.SETTLED_S:
-            text, end = data + b"\n", len(data)  # the writer is done with it: a complete last line
-        lines = []
-        for raw in text.split(b"\n")[:-1]:
-            self.line_no += 1
-            lines.append((self.line_no, raw.decode("utf-8", "replace")))
+            block, end = data + b"\n", len(data)  # the writer is done with it: a complete last line
+        first = self.line_no + 1
+        self.line_no += block.count(b"\n")
         self.offset += end
-        return lines, rewritten, end < len(data)
+        return block, first, rewritten, end < len(data)
+
+    def read(self) -> tuple[list[tuple[int, str]], bool, bool]:
+        """(new (line number, text) pairs, rewritten?, an incomplete last line waits?)."""
+        block, first, rewritten, waiting = self.read_bytes()
+        lines = [(first + i, raw.decode("utf-8", "replace")) for i, raw in enumerate(block.split(b"\n")[:-1])]
+        return lines, rewritten, waiting

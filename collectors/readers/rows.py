@@ -1,0 +1,183 @@
+"""What the text readers share once a log has become rows: numbers, canonical names, steps, reader notes.
+
+A text reader (generic rows, key-value logs, console dicts) parses its format into a frame of logged
+columns with a `step` column, and hands it to `TextRun._emit`, which converts the values to numbers (naming
+the ones that are not), renames through `synonyms`, merges partial rows of one step, records logged NaNs,
+and tracks the columns that were 0 on every row so far: those were "not measured" (a trainer that skips
+its entropy logs 0.0), so `metrics` leaves them out and a reader note says so.
+Everything here is per column or per block of rows, never per value, so a 100,000-row file costs a few
+vectorised passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from collectors.meta import RunMeta
+from collectors.readers.synonyms import to_canonical, user_map
+from collectors.run import NAN_AT, Problem, Run
+
+# Fewer rows than this say nothing about a column being a placeholder (the KL to the reference is 0 at the
+# first step of any run, by construction).
+MIN_ROWS_UNMEASURED = 3
+_KEEP = ("step", "wall_time", "_seq")
+
+
+def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Logged values -> float columns; (numbers, {column: logged-NaN mask}, {column: non-numeric mask}).
+
+    A numeric string ("0.25", as older TRL prints) is its number; a null stays null; anything else
+    (text, a list) is null and reported by the caller from the mask.
+    """
+    out, nans, bad = {}, {}, {}
+    for col in frame.columns:
+        s = frame[col]
+        if s.dtype.kind in "fiub":  # a NaN here may be a null: the parser says which were logged NaNs
+            values = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            num = pd.to_numeric(s.map(_scalar_text) if s.dtype == object else s, errors="coerce")
+            values = num.to_numpy(dtype=np.float64, na_value=np.nan)
+            given = s.notna().to_numpy()
+            is_nan = np.isnan(values)
+            logged_nan = given & is_nan & s.map(_is_nan_word).to_numpy(dtype=bool)
+            if logged_nan.any():
+                nans[col] = logged_nan
+            if (wrong := given & is_nan & ~logged_nan).any():
+                bad[col] = wrong
+        out[col] = values
+    return pd.DataFrame(out, index=frame.index), nans, bad
+
+
+def _scalar_text(v):
+    return v.strip() if isinstance(v, str) else (v if isinstance(v, (int, float, bool)) or v is None else "x")
+
+
+def _is_nan_word(v) -> bool:
+    return (isinstance(v, float) and v != v) or (isinstance(v, str) and v.strip().lower() == "nan")
+
+
+class TextRun(Run):
+    """A Run fed by frames of logged columns (see the module docstring). Subclasses implement `_read_new`
+    and call `_emit(frame, file, lines)` with what they parsed."""
+
+    nan_known = True
+
+    def __init__(self, path: Path | str, meta: RunMeta, mapping: Mapping[str, str] | None = None) -> None:
+        super().__init__(path, meta)
+        self.mapping = dict(mapping) if mapping is not None else user_map()
+        self._seq = 0
+        self._rows_seen = 0
+        self._valued: set[str] = set()  # columns with at least one non-null value
+        self._nonzero: set[str] = set()
+        self._all_zero: set[str] = set()
+        self._view: tuple[pd.DataFrame, pd.DataFrame] | None = None
+
+    # -- subclasses call these -----------------------------------------------------------------
+    def _note(self, problem: Problem) -> None:
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+    def _reset(self, file: str, why: str) -> None:
+        """The source was rewritten: what was read no longer describes the run."""
+        self._table.reset()
+        self._rows_seen, self._valued, self._nonzero, self._all_zero = 0, set(), set(), set()
+        self._note(Problem(file, why))
+
+    def _emit(self, frame: pd.DataFrame, file: str, lines: np.ndarray | None = None,
+              nans: dict[str, np.ndarray] | None = None) -> list[pd.DataFrame]:
+        """Parsed rows (`step` plus logged columns) -> [metrics chunk] or [].
+
+        lines: the source line of each row (for messages); nans: {column: mask of rows where the parser saw a
+        logged NaN} for numeric columns, where a NaN and a null look alike once in a frame.
+        """
+        if not len(frame):
+            return []
+        lines = np.arange(1, len(frame) + 1) if lines is None else np.asarray(lines)
+        steps = pd.to_numeric(frame["step"], errors="coerce")
+        ok = steps.notna().to_numpy() & np.isfinite(steps.to_numpy(dtype=np.float64, na_value=np.nan))
+        if not ok.all():
+            shown = ", ".join(map(str, lines[~ok][:3]))
+            self._note(Problem(file, f"line {shown}: no integer step; skipped"))
+        frame, lines = frame[ok], lines[ok]
+        if not len(frame):
+            return []
+        values, word_nans, bad = numeric(frame.drop(columns=["step"]))
+        nans = {c: m[ok] for c, m in (nans or {}).items() if c in values.columns} | word_nans
+        for col, mask in bad.items():
+            self._note(Problem(file, f"line {', '.join(map(str, lines[mask][:3]))}: non-numeric {col}; left null"))
+        named = to_canonical(values, self.mapping)
+        named.insert(0, "step", steps[ok].to_numpy().astype(np.int64))
+        nan_at = self._nan_steps(named, values, nans)
+        named = self._merge_steps(named, file)
+        named["_seq"] = np.arange(self._seq, self._seq + len(named), dtype=np.int64)
+        self._seq += len(named)
+        named.attrs[NAN_AT] = nan_at
+        self._track_zeros(named, nan_at, file)
+        return [named]
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _nan_steps(self, named: pd.DataFrame, values: pd.DataFrame, nans: dict[str, np.ndarray]) -> dict:
+        if not nans:
+            return {}
+        from collectors.readers.synonyms import rename_plan
+
+        plan = rename_plan(values.columns, self.mapping)
+        steps = named["step"].to_numpy()
+        out: dict[str, list[int]] = {}
+        for col, mask in nans.items():
+            out.setdefault(plan[col], []).extend(steps[mask].tolist())
+        return out
+
+    def _merge_steps(self, named: pd.DataFrame, file: str) -> pd.DataFrame:
+        """Rows of one step become one (the later value of a column wins, nulls do not erase); a step the
+        table already holds keeps the values this block does not bring (the table replaces whole rows)."""
+        steps = named["step"]
+        if steps.duplicated().any():
+            named = named.groupby("step", sort=False, as_index=False).last()
+        known = self._table.frame()
+        if len(known) and len(named) and named["step"].min() <= known["step"].iloc[-1]:
+            old = known[known["step"].isin(named["step"])].drop(columns=["_seq"], errors="ignore")
+            if len(old):
+                named = named.set_index("step").combine_first(old.set_index("step")).reset_index()
+                named = named.sort_values("step", kind="stable")
+        return named.reset_index(drop=True)
+
+    def _track_zeros(self, chunk: pd.DataFrame, nan_at: dict, file: str) -> None:
+        """Columns whose every value so far is exactly 0 (NaN and null aside): a placeholder, not a reading."""
+        self._rows_seen += len(chunk)
+        for col in chunk.columns:
+            if col in _KEEP or col in self._nonzero:
+                continue
+            s = chunk[col].to_numpy(dtype=np.float64, na_value=np.nan)
+            given = ~np.isnan(s)
+            if given.any():
+                self._valued.add(col)
+            if ((s != 0) & given).any() or col in nan_at:
+                self._nonzero.add(col)
+        zero = self._valued - self._nonzero if self._rows_seen >= MIN_ROWS_UNMEASURED else set()
+        if zero != self._all_zero:
+            self._all_zero = zero
+            self.problems = [p for p in self.problems if "not measured" not in p.message]
+            if zero:
+                self._note(Problem(file, f"{', '.join(sorted(zero))}: 0 on every row, so not measured; "
+                                         "left out of the metrics"))
+        self._view = None
+
+    @property
+    def not_measured(self) -> list[str]:
+        """Columns logged as 0 on every row (left out of `metrics`)."""
+        return sorted(self._all_zero)
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        frame = self._table.frame()
+        if not self._all_zero:
+            return frame
+        if self._view is None or self._view[0] is not frame:
+            keep = [c for c in frame.columns if c not in self._all_zero]
+            self._view = (frame, pd.DataFrame({c: frame[c] for c in keep}, copy=False))
+        return self._view[1]

@@ -1,0 +1,182 @@
+"""One synonym table for the metric names of custom trainers, used by every text reader (rows, key-value
+logs, console logs), and the user's own `--map theirs=ours`.
+
+A column's canonical name is looked up, first match wins:
+  1. the user's map (`--map`, or `GRPOSCOPE_MAP="a=b,c=d"` in the environment, which grpo-dash passes on),
+     on the name as logged;
+  2. the name itself when it is canonical (`reward/mean`);
+  3. the TRL, verl and OpenRLHF maps (`keymap.FAMILIES`, logger prefixes stripped);
+  4. `SYNONYMS` below, on the normalised name (lower case, runs of spaces and dashes as one `_`), so that
+     `Avg Response Len`, `avg-response-len` and `avg_response_len` are one name;
+  5. else the name as logged, an extra column.
+Counts become fractions through `RATIOS` (`truncated_count / rollout_count`). Every entry names what the
+logged quantity must mean to be mapped; where a common name is ambiguous it is left out on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from collectors.readers.keymap import canonical_name, parse_overrides
+from collectors.schema import METRICS
+
+MAP_ENV = "GRPOSCOPE_MAP"
+
+# normalised custom name -> canonical name. Read from custom GRPO trainers (MiniMind, countdown-style
+# single-GPU trainers, OpenRLHF/TRL-like scripts): what each line assumes is said where it is not obvious.
+SYNONYMS: dict[str, str] = {
+    # the raw reward averaged over the step's responses
+    "reward": "reward/mean",
+    "mean_reward": "reward/mean",
+    "reward_mean": "reward/mean",
+    "avg_reward": "reward/mean",
+    "rewards/mean": "reward/mean",
+    "reward_std": "reward/std",
+    "std_reward": "reward/std",
+    "reward_min": "reward/min",
+    "reward_max": "reward/max",
+    # the verifier's pass rate over responses (a custom trainer's `accuracy` is the fraction judged correct)
+    "accuracy": "reward/pass_rate",
+    "acc": "reward/pass_rate",
+    "pass_rate": "reward/pass_rate",
+    # groups whose rewards all tie
+    "frac_reward_zero_std": "groups/zero_std_frac",
+    "zero_std_group_ratio": "groups/zero_std_frac",
+    "zero_std_frac": "groups/zero_std_frac",
+    "zero_std_ratio": "groups/zero_std_frac",
+    "frac_zero_std": "groups/zero_std_frac",
+    # mean over groups of the within-group reward std
+    "group_reward_std": "groups/reward_std_mean",
+    # completion length in tokens
+    "completion_length": "completions/len_mean",  # TRL before completions/mean_length
+    "avg_gen_tokens": "completions/len_mean",
+    "avg_response_len": "completions/len_mean",
+    "avg_response_length": "completions/len_mean",
+    "mean_response_length": "completions/len_mean",
+    "response_length": "completions/len_mean",
+    "mean_length": "completions/len_mean",
+    "max_gen_tokens": "completions/len_max",
+    "max_response_length": "completions/len_max",
+    "truncated_frac": "completions/truncated_frac",
+    "truncation_rate": "completions/truncated_frac",
+    # policy statistics; `approx_kl` in a custom trainer is its estimate of the KL to the reference
+    "entropy": "policy/entropy",
+    "kl": "policy/kl_ref",
+    "kl_ref": "policy/kl_ref",
+    "ref_kl": "policy/kl_ref",
+    "approx_kl": "policy/kl_ref",
+    "kl_div": "policy/kl_ref",
+    "clipfrac": "policy/clipfrac",
+    "clip_frac": "policy/clipfrac",
+    "clip_fraction": "policy/clipfrac",
+    "adv_mean": "adv/mean",
+    "adv_std": "adv/std",
+    "advantage_mean": "adv/mean",
+    "advantage_std": "adv/std",
+    # losses and the optimizer
+    "loss": "loss/total",
+    "total_loss": "loss/total",
+    "actor_loss": "loss/policy",
+    "policy_loss": "loss/policy",
+    "pg_loss": "loss/policy",
+    "kl_loss": "loss/kl",
+    "learning_rate": "optim/lr",
+    "lr": "optim/lr",
+    "grad_norm": "optim/grad_norm",
+    "step_time": "perf/step_s",
+    "eval_accuracy": "eval/pass_rate",
+    "eval_reward": "eval/reward_mean",
+}
+
+# (numerator, denominator, canonical): two counts logged per step whose ratio is a canonical fraction.
+RATIOS: list[tuple[str, str, str]] = [
+    ("truncated_count", "rollout_count", "completions/truncated_frac"),
+    ("num_truncated", "num_completions", "completions/truncated_frac"),
+    ("zero_std_groups", "num_groups", "groups/zero_std_frac"),
+]
+
+_SEP_RE = re.compile(r"[\s\-]+")
+_user_map: dict[str, str] = {}
+
+
+def normalise(key: str) -> str:
+    """`Avg Response Len` -> `avg_response_len`: the form SYNONYMS is keyed on."""
+    return _SEP_RE.sub("_", key.strip()).lower()
+
+
+def set_user_map(mapping: Mapping[str, str]) -> None:
+    """The `--map` of a CLI, for every text reader opened in this process."""
+    _user_map.clear()
+    _user_map.update(mapping)
+
+
+@lru_cache(maxsize=8)
+def _env_map(text: str) -> dict[str, str]:
+    return parse_overrides(p for p in text.split(",") if p.strip())
+
+
+def user_map() -> dict[str, str]:
+    """The user's `theirs=ours` renames: GRPOSCOPE_MAP from the environment, then set_user_map (wins)."""
+    env = os.environ.get(MAP_ENV, "")
+    try:
+        base = _env_map(env) if env else {}
+    except ValueError:
+        base = {}  # a malformed variable must not stop every reader; the CLIs check --map themselves
+    return {**base, **_user_map}
+
+
+@lru_cache(maxsize=1 << 14)
+def _standard_name(key: str) -> str:
+    name = canonical_name(key)
+    if name != key:
+        return name
+    return SYNONYMS.get(normalise(key), key)
+
+
+def canonical(key: str, mapping: Mapping[str, str] | None = None) -> str:
+    """Our name for one logged column name (see the module docstring for the order)."""
+    mapping = user_map() if mapping is None else mapping
+    if key in mapping:
+        return mapping[key]
+    if key in METRICS:
+        return key
+    return _standard_name(key)
+
+
+def rename_plan(columns: Iterable[str], mapping: Mapping[str, str] | None = None) -> dict[str, str]:
+    """{logged column: canonical name} for a frame's columns; one lookup per column, not per value."""
+    mapping = user_map() if mapping is None else mapping
+    return {c: canonical(c, mapping) for c in columns}
+
+
+def to_canonical(frame: pd.DataFrame, mapping: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """A frame of logged columns (numbers) -> the same rows under canonical names.
+
+    Columns landing on one name are combined, the first one (in column order) winning where it is not
+    null; RATIOS turn count pairs into fractions (the counts stay as extra columns).
+    """
+    plan = rename_plan(frame.columns, mapping)
+    out: dict[str, pd.Series] = {}
+    for col, name in plan.items():
+        out[name] = frame[col] if name not in out else out[name].combine_first(frame[col])
+    for num, den, name in RATIOS:
+        if name in out:
+            continue
+        n, d = _column(frame, plan, num), _column(frame, plan, den)
+        if n is not None and d is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[name] = n / d.where(d != 0)
+    return pd.DataFrame(out, index=frame.index, copy=False)
+
+
+def _column(frame: pd.DataFrame, plan: Mapping[str, str], norm_name: str) -> pd.Series | None:
+    for col in plan:
+        if normalise(col) == norm_name:
+            return frame[col]
+    return None
