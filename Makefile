@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.grposcope-installed
 
-.PHONY: demo test lint clean-venv sample-runs
+.PHONY: demo test lint clean-venv sample-runs fuzz trl-corpus
 
 $(STAMP): pyproject.toml scripts/install_torch.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml scripts/install_torch.sh
 test: $(STAMP)
 	tests/ensure_chromium.sh
 	$(PY) -m pytest
+
+# Every registered reader on 10,000 mutated files each (tests/fuzz/; CI runs a few hundred per reader).
+fuzz: $(STAMP)
+	$(PY) benchmarks/fuzz_readers.py --cases 10000
 
 demo: $(STAMP)
 	scripts/demo.sh
@@ -29,3 +33,7 @@ clean-venv:
 # Regenerate every run in sample_runs/ from scratch (seed 0, CPU; about 5 minutes on 2 cores).
 sample-runs: $(STAMP)
 	$(PY) scripts/make_sample_runs.py
+
+# Regenerate tests/fixtures/trl_corpus/ with TRL's real GRPOTrainer on a tiny local model (CPU, under 5 minutes).
+trl-corpus: $(STAMP)
+	$(PY) scripts/make_trl_corpus.py

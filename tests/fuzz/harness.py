@@ -1,0 +1,142 @@
+"""One fuzz case: copy a seed, mutate one of its files, then open, read and diagnose it like the dashboard.
+
+The promise checked: the run opens (whatever is valid in it is read), or the project's RunError is raised
+with a one-line message that names the file; never another exception, never longer than a time bound, never
+a jump in memory. A case is reproduced from (source, seed, case number): the mutation's Random is seeded
+with them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import resource
+import signal
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collectors.meta import RunError
+from collectors.sources import detect_source, open_run
+from dashboard.diagnosis import diagnose
+from fuzz.mutators import mutate
+from fuzz.seeds import copy_seed
+
+REPO = Path(__file__).resolve().parents[2]
+MEMORY_JUMP_MB = 512  # a case raising the process's peak memory by more than this grows with its garbage
+
+
+class CaseTimeout(BaseException):  # noqa: N818 - BaseException: a reader's `except Exception` must not eat it
+    """Raised by the case timer."""
+
+
+@dataclass
+class Tally:
+    source: str
+    counts: Counter = field(default_factory=Counter)  # opened / refused / unhandled / timeout / memory / message
+    where: Counter = field(default_factory=Counter)  # "ExcType @ module.function" -> cases
+    examples: dict[str, str] = field(default_factory=dict)  # where -> how to reproduce
+    rule_failures: Counter = field(default_factory=Counter)  # diagnosis rules that gave up with an exception
+    slowest_s: float = 0.0
+
+    @property
+    def failures(self) -> int:
+        return sum(v for k, v in self.counts.items() if k not in ("opened", "refused"))
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float, cpu: bool):
+    """Raise CaseTimeout after `seconds` of wall time, or of CPU time with `cpu` (SIGVTALRM: leaves
+    SIGALRM to pytest-timeout, and a busy shared machine does not make a case look slow)."""
+    which, sig = (signal.ITIMER_VIRTUAL, signal.SIGVTALRM) if cpu else (signal.ITIMER_REAL, signal.SIGALRM)
+
+    def expire(signum, frame):
+        raise CaseTimeout(f"over {seconds:g} s")
+
+    old = signal.signal(sig, expire)
+    signal.setitimer(which, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(which, 0)
+        signal.signal(sig, old)
+
+
+def _where(exc: BaseException) -> str:
+    """`ExcType @ module.function` of the innermost frame in the project's own code."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(str(REPO))
+              and "/tests/" not in f.filename and "/.venv/" not in f.filename]
+    if not frames:
+        return type(exc).__name__
+    f = frames[-1]
+    module = Path(f.filename).relative_to(REPO).with_suffix("").as_posix().replace("/", ".")
+    return f"{type(exc).__name__} @ {module}.{f.name}"
+
+
+def _read_all(target: Path, source: str, tally: Tally) -> None:
+    detect_source(target)  # detection must not raise either
+    run = open_run(target, source=source)
+    _ = run.metrics
+    run.samples()
+    verdict = diagnose(run)
+    for nj in verdict.not_judged:
+        if "the rule failed" in nj.reason:
+            tally.rule_failures[nj.rule_id] += 1
+    run.refresh()
+
+
+def _names_the_file(message: str, target: Path, mutated: Path) -> bool:
+    return any(part in message for part in (str(target), target.name, mutated.name, str(target.parent)))
+
+
+def run_case(source: str, seed: Path, case: int, workdir: Path, tally: Tally, limit_s: float = 10.0,
+             cpu: bool = True) -> None:
+    rng = random.Random(f"{source}|{seed}|{case}")
+    target = copy_seed(seed, workdir / "fuzzcase")
+    files = sorted(p for p in ([target] if target.is_file() else target.rglob("*")) if p.is_file())
+    mutated = rng.choice(files)
+    how, data = mutate(mutated.read_bytes(), rng)
+    mutated.write_bytes(data)
+    repro = f"seed {seed}, case {case}: {how} on {mutated.relative_to(target.parent)}"
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    kind, where = "opened", ""
+    try:
+        with time_limit(limit_s, cpu):
+            _read_all(target, source, tally)
+    except CaseTimeout:
+        kind, where = "timeout", f"timeout ({how})"
+    except RunError as e:
+        kind = "refused"
+        if "\n" in str(e) or not _names_the_file(str(e), target, mutated):
+            kind, where = "message", f"RunError message not one line naming the file: {str(e)[:200]!r}"
+    except RecursionError as e:  # noqa: F841 - kept apart: its traceback is thousands of frames long
+        kind, where = "unhandled", _where(e)
+    except Exception as e:  # noqa: BLE001 - any other exception is exactly what the fuzzing looks for
+        kind, where = "unhandled", _where(e)
+    tally.slowest_s = max(tally.slowest_s, time.perf_counter() - start)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024
+    if kind in ("opened", "refused") and grown_mb > MEMORY_JUMP_MB:
+        kind, where = "memory", f"peak memory +{grown_mb:.0f} MB ({how})"
+    tally.counts[kind] += 1
+    if where:
+        tally.where[where] += 1
+        tally.examples.setdefault(where, repro)
+
+
+def fuzz_source(source: str, seeds: list[Path], cases: int, workdir: Path, first: int = 0,
+                limit_s: float = 10.0, cpu: bool = True) -> Tally:
+    """Run cases first..first+cases-1 of `source`, cycling over its seeds."""
+    tally = Tally(source)
+    for i in range(first, first + cases):
+        run_case(source, seeds[i % len(seeds)], i, workdir, tally, limit_s, cpu)
+    return tally
+
+
+def report(tally: Tally, limit: int = 8) -> str:
+    lines = [f"{tally.source}: {dict(tally.counts)}"]
+    for where, n in tally.where.most_common(limit):
+        lines.append(f"  {n:5d}  {where}   e.g. {tally.examples[where]}")
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""Every registered reader on mutated copies of valid files: it opens what is valid, or raises RunError with
+the file named in one line; never another exception, never a hang, never a jump in memory.
+
+The sources come from the registry, so a new reader is fuzzed as soon as it registers; a reader that no
+seed file exercises fails here (add a seed to tests/fuzz/seeds.py) unless the real runs are absent.
+CI runs GRPOSCOPE_FUZZ_CASES cases per reader (200 by default); `make fuzz` runs 10,000.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from fuzz.harness import fuzz_source, report
+from fuzz.mutators import DEEP, MUTATORS, mutate
+from fuzz.seeds import NO_FILES, REAL_RUNS, default_roots, find_seeds
+
+from collectors import sources
+
+CASES = int(os.environ.get("GRPOSCOPE_FUZZ_CASES", "200"))
+sources._load_readers()
+SOURCE_NAMES = sorted(sources.SOURCES)
+
+
+@pytest.fixture(scope="module")
+def seeds(tmp_path_factory):
+    return find_seeds(default_roots(tmp_path_factory.mktemp("generated")))
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("source", SOURCE_NAMES)
+def test_reader_survives_mutated_files(source, seeds, tmp_path):
+    if source in NO_FILES:
+        pytest.skip(NO_FILES[source])
+    if not seeds.get(source):
+        if not REAL_RUNS.is_dir():
+            pytest.skip(f"no seed for {source} without ../shared/fixtures/real-runs/")
+        pytest.fail(f"no seed file is recognised by {source!r}: add one to tests/fuzz/seeds.py")
+    tally = fuzz_source(source, seeds[source], CASES, tmp_path)
+    assert tally.failures == 0, report(tally)
+    assert tally.counts["opened"] + tally.counts["refused"] == CASES
+
+
+def test_readers_load_for_fuzzing():
+    assert sources.reader_problems() == []
+
+
+def test_mutations_are_reproducible_and_each_changes_the_file():
+    import random
+
+    data = b'{"step": 1, "data": {"loss": 0.5, "reward": [1, 2]}}\n{"step": 2, "data": {"loss": 0.25}}\n'
+    assert mutate(data, random.Random("x")) == mutate(data, random.Random("x"))
+    for name, fn in MUTATORS.items():
+        changed = sum(fn(data, random.Random(i)) != data for i in range(20))
+        assert changed >= 15, name
+    deep = MUTATORS["deep_nesting"](data, random.Random(0))
+    assert deep.count(b"[") >= DEEP
