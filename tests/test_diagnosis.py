@@ -450,3 +450,22 @@ def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike
     run = write(tmp_path, s, name="late")
     run.metrics["step"] = run.metrics["step"] + 5
     assert any(n.rule_id == "reference_mismatch" and "step 5" in n.reason for n in diagnose(run).not_judged)
+
+
+def test_completions_pinned_at_the_cap_are_a_finding_even_when_they_never_change(tmp_path):
+    s = healthy_series(60)
+    s["reward/mean"] = 0.4 + np.random.default_rng(4).normal(0, 0.05, 60)
+    s["completions/truncated_frac"] = np.full(60, 0.95)  # from the first step on: a level, not a drift
+    f = by_rule(diagnose(write(tmp_path, s, name="cut")), "truncation")
+    assert f.severity == "critical" and f.title == "Completions are pinned at the length cap"
+    assert "on 60 of 60 logged steps" in f.evidence[0].text
+    # no truncation column: the mean length sits within 10% of the configured cap (completions never end)
+    del s["completions/truncated_frac"]
+    s["completions/len_mean"] = np.full(60, 240.0)
+    f = by_rule(diagnose(write(tmp_path, s, CORE_CONFIG | {"rollout.max_new_tokens": 256}, name="cap")),
+                "truncation")
+    assert any("within 10% of the cap 256" in e.text for e in f.evidence)
+    # a fifth of the run cut is not a level yet when it is 3 steps of 60
+    s["completions/len_mean"] = np.r_[np.full(57, 120.0), np.full(3, 256.0)]
+    assert "truncation" not in fired(diagnose(write(tmp_path, s, CORE_CONFIG | {"rollout.max_new_tokens": 256},
+                                                    name="brief")))

@@ -14,6 +14,7 @@ from dashboard.diagnosis import (  # noqa: F401 - importing a rules module regis
     rules_config,
     rules_kl,
     rules_learning,
+    rules_length,
     rules_policy,
     rules_reward,
     rules_samples,

@@ -1,5 +1,5 @@
-"""Learning rules: nothing learned although the loss looks normal, eval diverging from train, length drift,
-non-finite metrics. Notes, section 7 rows 2 and 5, section 5's length effect."""
+"""Learning rules: nothing learned although the loss looks normal, eval diverging from train, non-finite
+metrics. Notes, section 7 rows 2 and 5."""
 
 from __future__ import annotations
 
@@ -26,9 +26,6 @@ FALL_BAND, STRONG_P = 0.2, 1e-3
 # 0.35), so a fall counts from 0.15 on, between medians of at least two evals each.
 EVAL_FALL, EVAL_FALL_CRIT = 0.15, 0.25
 MIN_EVALS = 6
-LEN_GROWTH = 1.5  # completion length 1.5x its early level...
-LEN_MIN_TOKENS = 2.0  # ...and at least this many tokens longer (tiny models answer in 2-3 tokens)
-TRUNC_HIGH, TRUNC_RISE = 0.2, 0.1  # truncated fraction above 0.2 and 0.1 above its early level
 NON_FINITE_WATCH = ("loss/total", "loss/policy", "optim/grad_norm", "policy/entropy", "policy/kl_ref",
                     "reward/mean", "adv/std")
 
@@ -107,37 +104,6 @@ def eval_diverges(d: RunData):
     severity = "critical" if e0 - e1 > EVAL_FALL_CRIT else "warning"
     return [finding("eval_diverges", severity, "Train reward rises but eval falls", (int(es[0]), int(es[-1])), ev,
                     C.EVAL_DIVERGES, metrics=(name, "reward/mean", "completions/len_mean"))]
-
-
-@rule("length_drift", "length effects: truncation rising, length drifting", "length_effect")
-def length_drift(d: RunData):
-    have = [m for m in ("completions/len_mean", "completions/truncated_frac") if d.dense(m) is not None]
-    if not have:
-        return NotJudged("length_drift", "completions/len_mean and completions/truncated_frac are not logged")
-    ev = []
-    ln = d.dense("completions/len_mean")
-    if ln is not None and len(ln[1]) >= MIN_TREND_STEPS:
-        w = window_for(len(ln[1]))
-        l0, l1 = early_level(ln[1], w), late_level(ln[1], w)
-        if l1 > LEN_GROWTH * l0 and l1 - l0 > LEN_MIN_TOKENS:
-            ev.append(evidence("completions/len_mean", l1, LEN_GROWTH * l0, f"last {w} steps vs early level",
-                               f"mean completion length grew from {fmt(l0)} to {fmt(l1)} tokens"))
-    tr = d.dense("completions/truncated_frac")
-    if tr is not None and len(tr[1]) >= MIN_TREND_STEPS:
-        w = window_for(len(tr[1]))
-        t0, t1 = early_level(tr[1], w), late_level(tr[1], w)
-        if t1 > TRUNC_HIGH and t1 - t0 > TRUNC_RISE:
-            ev.append(evidence("completions/truncated_frac", t1, TRUNC_HIGH, f"last {w} steps vs early {fmt(t0)}",
-                               f"truncated responses rose from {fmt(t0)} to {fmt(t1)}"))
-    if not ev:
-        return []
-    agg = d.setting("algo.loss_agg", "loss_type", "loss_agg_mode")
-    checks = (C.LENGTH_AGG, C.MAX_TOKENS, C.LENGTH_FORMAT)
-    if agg is not None:
-        ev.append(evidence(f"config:{agg[0]}", float("nan"), None, "config", f"loss aggregation {agg[0]} = {agg[1]}"))
-    steps = d.steps
-    return [finding("length_drift", "warning", "Completion length drifts", (int(steps[0]), int(steps[-1])), ev,
-                    checks, metrics=tuple(have))]
 
 
 def _logged_nans(d: RunData):

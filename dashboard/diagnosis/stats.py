@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats as sps
 
 ALPHA = 0.05  # significance level of the trend test
@@ -147,6 +148,12 @@ def sustained(mask: np.ndarray, min_points: int) -> np.ndarray:
         if i1 - i0 + 1 >= min_points:
             out[i0:i1 + 1] = True
     return out
+
+
+def smooth(x: np.ndarray, window: int = 5) -> np.ndarray:
+    """Centred rolling median over `window` points (fewer at the ends), NaN ignored: a level without lag, in
+    which a lone spike does not show. x: (T,) -> (T,)"""
+    return pd.Series(np.asarray(x, dtype=np.float64)).rolling(window, min_periods=1, center=True).median().to_numpy()
 
 
 def first_level(x: np.ndarray, k: int = 3) -> float:

@@ -1,0 +1,132 @@
+"""Length rules: completions cut at the length cap (a level, even when it never changed), and length drifting.
+
+Notes, section 5 (the length effect) and section 8 (response length on the checklist). A completion that never
+ends is scored on cut-off text: a large share of them is a finding from the first step on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dashboard.diagnosis import checks as C
+from dashboard.diagnosis import facts, stats
+from dashboard.diagnosis.build import evidence, finding, fmt
+from dashboard.diagnosis.context import RunData
+from dashboard.diagnosis.findings import NotJudged
+from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS, sustained_len
+from dashboard.diagnosis.series import early_level, late_level, window_for
+
+LEN_GROWTH = 1.5  # completion length 1.5x its early level...
+LEN_MIN_TOKENS = 2.0  # ...and at least this many tokens longer (tiny models answer in 2-3 tokens)
+TRUNC_HIGH, TRUNC_RISE = 0.2, 0.1  # length_drift: truncated fraction above 0.2 and 0.1 above its early level
+# truncation: a third of the completions cut, for a fifth of the run, is a warning; nine in ten (or a mean
+# length within 10% of the cap) means completions are pinned at the cap: nothing the reward sees has ended.
+TRUNC_SHARE, TRUNC_PINNED, CAP_NEAR = 1 / 3, 0.9, 0.9
+TERMINATED = ("completions/mean_terminated_length", "train/completions/mean_terminated_length")
+CAP_KEYS = ("rollout.max_new_tokens", "max_completion_length", "rollout.response_length", "response_length",
+            "generate_max_len", "max_new_tokens")
+MIN_POINTS = 5
+
+
+def length_cap(d: RunData) -> tuple[float, str] | None:
+    """(cap in tokens, where it comes from): the config, else a ceiling the lengths hit exactly and repeatedly
+    (TRL's max completion length, or the mean length itself when every completion was cut)."""
+    hit = d.number(*CAP_KEYS)
+    if hit is not None and hit[1] > 0:
+        return hit[1], f"config {hit[0]}"
+    for name in ("completions/len_max", "completions/len_mean"):
+        x = d.dense(name)
+        if x is None or len(x[1]) < MIN_POINTS:
+            continue
+        top = float(np.max(x[1]))
+        if top > 0 and np.sum(x[1] == top) >= max(3, 0.1 * len(x[1])):
+            return top, f"{name} reaches exactly {fmt(top)} on {int(np.sum(x[1] == top))} logged steps"
+    return None
+
+
+def _pinned_mask(d: RunData) -> tuple[np.ndarray, np.ndarray, list] | None:
+    """(steps, mask of steps whose completions sit at the cap, evidence) from truncation, terminated length 0,
+    or the mean length near the cap; None when none of these is logged."""
+    ev, masks, steps = [], [], d.steps
+    tr = d.col("completions/truncated_frac")
+    if tr is not None and np.isfinite(tr).sum() >= MIN_POINTS:
+        masks.append(stats.smooth(tr) >= TRUNC_SHARE)
+        v = float(np.nanmedian(tr))
+        ev.append(evidence("completions/truncated_frac", v, TRUNC_SHARE, "median over the run",
+                           f"{fmt(100 * v)}% of completions cut at the length cap (median over the run)"))
+    for name in TERMINATED:
+        x = d.col(name)
+        if x is not None and (x == 0).any():
+            masks.append(x == 0)
+            ev.append(evidence(name, float((x == 0).sum()), None, "logged steps with value 0",
+                               f"no completion ended on {int((x == 0).sum())} logged steps ({name} = 0)"))
+            break
+    ln, cap = d.col("completions/len_mean"), length_cap(d)
+    if ln is not None and cap is not None and np.isfinite(ln).sum() >= MIN_POINTS:
+        near = stats.smooth(ln) >= CAP_NEAR * cap[0]
+        masks.append(near)
+        if near.any():
+            v = float(np.nanmedian(ln[near]))
+            ev.append(evidence("completions/len_mean", v, CAP_NEAR * cap[0], f"cap {fmt(cap[0])} ({cap[1]})",
+                               f"mean completion length {fmt(v)} tokens on {int(near.sum())} logged steps, within "
+                               f"10% of the cap {fmt(cap[0])}"))
+    if not masks:
+        return None
+    return steps, np.logical_or.reduce(masks), ev
+
+
+@rule("truncation", "a large share of completions cut at the length cap", "truncation")
+def truncation(d: RunData):
+    got = _pinned_mask(d)
+    if got is None:
+        return NotJudged("truncation", "neither the truncated share, the terminated length nor a length cap is known")
+    steps, mask, ev = got
+    held = stats.sustained(mask, sustained_len(d.n) if d.n >= MIN_POINTS else 1)
+    if not held.any():
+        return []
+    share = float(held.mean())
+    tr = d.col("completions/truncated_frac")
+    pinned_share = float(np.nanmedian(tr[held])) if tr is not None and np.isfinite(tr[held]).any() else None
+    pinned = pinned_share is None or pinned_share >= TRUNC_PINNED
+    i0, i1 = int(np.argmax(held)), len(held) - 1 - int(np.argmax(held[::-1]))
+    severity = "critical" if pinned and share >= 0.5 and not facts.improving(d) else "warning"
+    title = ("Completions are pinned at the length cap" if pinned else "Many completions are cut at the length cap")
+    ev.insert(0, evidence("completions", share, None, "share of logged steps", f"on {int(held.sum())} of {d.n} "
+                          f"logged steps (steps {steps[i0]}-{steps[i1]}) completions sit at or are cut by the cap"))
+    return [finding("truncation", severity, title, (int(steps[i0]), int(steps[i1])), ev,
+                    (C.MAX_TOKENS, C.LENGTH_FORMAT, C.LENGTH_AGG),
+                    metrics=("completions/truncated_frac", "completions/len_mean"))]
+
+
+@rule("length_drift", "length effects: truncation rising, length drifting", "length_effect")
+def length_drift(d: RunData):
+    have = [m for m in ("completions/len_mean", "completions/truncated_frac") if d.dense(m) is not None]
+    if not have:
+        return NotJudged("length_drift", "completions/len_mean and completions/truncated_frac are not logged")
+    ev = []
+    ln = d.dense("completions/len_mean")
+    if ln is not None and len(ln[1]) >= MIN_TREND_STEPS:
+        w = window_for(len(ln[1]))
+        l0, l1 = early_level(ln[1], w), late_level(ln[1], w)
+        if l1 > LEN_GROWTH * l0 and l1 - l0 > LEN_MIN_TOKENS:
+            ev.append(evidence("completions/len_mean", l1, LEN_GROWTH * l0, f"last {w} steps vs early level",
+                               f"mean completion length grew from {fmt(l0)} to {fmt(l1)} tokens"))
+    tr = d.dense("completions/truncated_frac")
+    if tr is not None and len(tr[1]) >= MIN_TREND_STEPS:
+        w = window_for(len(tr[1]))
+        t0, t1 = early_level(tr[1], w), late_level(tr[1], w)
+        if t1 > TRUNC_HIGH and t1 - t0 > TRUNC_RISE:
+            ev.append(evidence("completions/truncated_frac", t1, TRUNC_HIGH, f"last {w} steps vs early {fmt(t0)}",
+                               f"truncated responses rose from {fmt(t0)} to {fmt(t1)}"))
+    if not ev:
+        return []
+    agg = d.setting("algo.loss_agg", "loss_type", "loss_agg_mode")
+    checks = (C.LENGTH_AGG, C.MAX_TOKENS, C.LENGTH_FORMAT)
+    if agg is not None:
+        ev.append(evidence(f"config:{agg[0]}", float("nan"), None, "config", f"loss aggregation {agg[0]} = {agg[1]}"))
+    steps = d.steps
+    return [finding("length_drift", "warning", "Completion length drifts", (int(steps[0]), int(steps[-1])), ev,
+                    checks, metrics=tuple(have))]
+
+
