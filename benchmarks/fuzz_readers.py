@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fuzz.harness import Tally, fuzz_source, report  # noqa: E402
-from fuzz.seeds import NO_FILES, default_roots, find_seeds  # noqa: E402
+from fuzz.harness import Tally, fuzz_source, report
+from fuzz.seeds import NO_FILES, default_roots, find_seeds
 
 KINDS = ["opened", "refused", "unhandled", "timeout", "memory", "message"]
 
