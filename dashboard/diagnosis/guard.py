@@ -1,0 +1,132 @@
+"""The guard: a Watcher, paced, whose updates go to sinks (console, the run folder, wandb), and which names
+the finding that should stop the run. Shared by our trainer (grpo_core/guard.py) and the TRL callback.
+
+A sink is a callable `sink(update)`. A sink that raises is reported once and dropped: recording a finding
+must never take a training run down.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from dashboard.diagnosis.findings import Finding
+from dashboard.diagnosis.watch import Pacer, Update, Watcher, alert_line
+
+FINDINGS_FILE = "findings.jsonl"  # in the run folder; docs/run-format.md
+Sink = Callable[[Update], None]
+
+
+class Guard:
+    def __init__(self, watcher: Watcher, pacer: Pacer | None = None, sinks: list[Sink] | None = None) -> None:
+        self.watcher, self.pacer = watcher, pacer or Pacer()
+        self.sinks = list(sinks or [])
+
+    @property
+    def stop_reason(self) -> Finding | None:
+        return self.watcher.stop_reason
+
+    def on_step(self, step: int, metrics: Mapping[str, Any], samples: list[dict] | None = None) -> Finding | None:
+        """Take one logged step; check when due. Returns the finding that stops the run, once, else None."""
+        t0 = time.perf_counter()
+        self.watcher.add(step, metrics, samples)
+        update = self.watcher.check() if self.pacer.due(int(step)) else None
+        if update:
+            self._emit(update)
+        self.pacer.spent += time.perf_counter() - t0
+        return update.stop if update else None
+
+    def finish(self) -> Update | None:
+        """The run ended: a last check that confirms what holds now (nothing is left to wait for)."""
+        update = self.watcher.check(final=True)
+        if update:
+            self._emit(update)
+        return update
+
+    def _emit(self, update: Update) -> None:
+        for sink in list(self.sinks):
+            try:
+                sink(update)
+            except Exception as e:  # noqa: BLE001 - a sink's failure must not stop training
+                self.sinks.remove(sink)
+                print(f"grposcope guard: {getattr(sink, '__name__', type(sink).__name__)} failed and is off: "
+                      f"{type(e).__name__}: {e}", file=sys.stderr)
+
+
+def events(update: Update) -> list[dict[str, Any]]:
+    """An update as findings-file records (see docs/run-format.md, findings.jsonl)."""
+    now, out = time.time(), []
+    for kind, items in (("new", update.new), ("cleared", update.cleared)):
+        out += [{"time": now, "step": update.step, "event": kind, "rule_id": f.rule_id, "severity": f.severity,
+                 "title": f.title, "checks": [c.what for c in f.checks], "finding": f.to_dict()} for f in items]
+    out += [{"time": now, "step": update.step, "event": "rule_error", "rule_id": n.rule_id, "severity": None,
+             "title": n.reason} for n in update.errors]
+    if update.stop is not None:
+        f = update.stop
+        out.append({"time": now, "step": update.step, "event": "stop", "rule_id": f.rule_id,
+                    "severity": f.severity, "title": f.title})
+    return out
+
+
+def console_sink(write: Callable[[str], None] = print) -> Sink:
+    def console(update: Update) -> None:
+        for f in update.new:
+            write(alert_line(f, update.step))
+        for f in update.cleared:
+            write(alert_line(f, update.step, "cleared"))
+        for n in update.errors:
+            write(f"grposcope guard: rule {n.rule_id} raised and is ignored for stopping: {n.reason}")
+        if update.stop is not None:
+            write(f"grposcope: stopping the run after step {update.step}: {stop_text(update.stop)}")
+    return console
+
+
+def file_sink(run_dir: Path | str) -> Sink:
+    """Appends the update's events to RUN/findings.jsonl, one JSON object a line."""
+    path = Path(run_dir) / FINDINGS_FILE
+
+    def findings_file(update: Update) -> None:
+        lines = "".join(json.dumps(_safe(e), allow_nan=False) + "\n" for e in events(update))
+        if lines:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(lines)
+    return findings_file
+
+
+def stop_text(f: Finding) -> str:
+    return f"{f.severity} finding {f.rule_id}: {f.title}"
+
+
+def read_findings(run_dir: Path | str) -> list[dict[str, Any]]:
+    """The events of RUN/findings.jsonl ([] when there is none). A torn last line (a writer killed
+    mid-write) is skipped; other bad lines too, since the file is a log, not the record of the run."""
+    path = Path(run_dir) / FINDINGS_FILE
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "event" in obj:
+            out.append(obj)
+    return out
+
+
+def _safe(x: Any) -> Any:
+    """Strict JSON: NaN/inf become null, tuples lists, numpy scalars numbers."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {str(k): _safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_safe(v) for v in x]
+    if hasattr(x, "item"):
+        return _safe(x.item())
+    return x if x is None or isinstance(x, (str, int, bool)) else str(x)

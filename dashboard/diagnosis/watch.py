@@ -1,0 +1,240 @@
+"""Incremental diagnosis: feed a run as it grows, get back only what changed (new findings, cleared ones).
+
+    w = Watcher(config=flat_config, source="grpo_core", stop_on="critical")
+    for step, metrics in training:
+        w.add(step, metrics)
+        if (u := w.check()) and u.stop:
+            break   # u.stop is the confirmed finding that asks the run to stop
+
+The rules (dashboard.diagnosis.diagnose) run on a bounded view of the run (history.BoundedHistory), so one
+check costs the same at any run length. A finding is known by (rule id, severity): its title may change
+as numbers move. It is *confirmed* when it has held `hold` checks in a row, each on new steps, and only a
+confirmed finding is reported or may stop a run; it clears after `hold` checks in a row without it. That
+is how a transient (one bad stretch the rules flag once) neither alarms nor stops a run. A rule that
+raises is reported once as an error and never counts for stopping: the guard must not stop a run on its
+own bug.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard.diagnosis.engine import diagnose
+from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
+from dashboard.diagnosis.history import BoundedHistory
+
+HOLD_CHECKS = 3  # checks in a row a finding must hold to count (with checks every 10 steps: >= 20 steps)
+SAMPLE_STEPS = 20  # the recent steps whose samples the sample rules see
+RULE_FAILED = "the rule failed"  # how engine.diagnose words a rule that raised (NotJudged.reason)
+STOP_SEVERITIES = ("critical", "warning")
+
+
+def severity_at_least(severity: str, bar: str | None) -> bool:
+    return bar is not None and SEVERITY_ORDER[severity] <= SEVERITY_ORDER[bar]
+
+
+@dataclass
+class Update:
+    """What one check changed. `step`: the last step it saw."""
+
+    step: int | None
+    new: list[Finding] = field(default_factory=list)  # confirmed at this check
+    cleared: list[Finding] = field(default_factory=list)  # confirmed before, now gone for `hold` checks
+    errors: list[NotJudged] = field(default_factory=list)  # rules that raised (each rule reported once)
+    stop: Finding | None = None  # set once: the first confirmed finding at or above stop_on
+    seconds: float = 0.0  # what the check cost
+
+    def __bool__(self) -> bool:
+        return bool(self.new or self.cleared or self.errors or self.stop)
+
+
+@dataclass
+class _State:
+    finding: Finding
+    streak: int = 0  # checks in a row it held
+    absent: int = 0  # checks in a row it did not
+    confirmed: bool = False
+
+
+class _View:
+    """What engine.diagnose needs of a run (context.RunData): metrics, meta, nan_at, samples()."""
+
+    nan_known = True
+
+    def __init__(self, metrics: pd.DataFrame, nan_at: dict, meta: Any, samples) -> None:
+        self.metrics, self.nan_at, self.meta, self._samples = metrics, nan_at, meta, samples
+
+    def samples(self) -> pd.DataFrame | None:
+        return self._samples()
+
+
+class Watcher:
+    """A growing run -> Updates (see the module docstring). Not thread-safe; one per run."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None, source: str = "", stop_on: str | None = None,
+                 hold: int = HOLD_CHECKS, rules: list[str] | None = None,
+                 history: BoundedHistory | None = None) -> None:
+        if stop_on is not None and stop_on not in STOP_SEVERITIES:
+            raise ValueError(f"stop_on must be one of {', '.join(STOP_SEVERITIES)} or None, got {stop_on!r}")
+        self.meta = SimpleNamespace(config=dict(config or {}), source=source)
+        self.stop_on, self.hold, self.rules = stop_on, max(1, int(hold)), rules
+        self.history = history or BoundedHistory()
+        self.states: dict[tuple[str, str], _State] = {}
+        self.failed_rules: set[str] = set()
+        self.stop_reason: Finding | None = None
+        self.checks = 0
+        self._checked_step: int | None = None
+        self._samples: deque[list[dict]] = deque(maxlen=SAMPLE_STEPS)
+        self._run_samples = None  # follow(): the run's own samples, read on demand
+        self._rows_read = 0
+        self._resumes = 0  # follow(): the run's resume count; a new resume may rewrite steps already read
+
+    # -- feeding ----------------------------------------------------------------------------
+    def add(self, step: int, metrics: Mapping[str, Any], samples: list[dict] | None = None) -> None:
+        """One logged step: canonical metric names -> numbers (absent or None: not logged)."""
+        self.history.add(step, metrics)
+        if samples:
+            self._samples.append(list(samples))
+
+    def follow(self, run: Any) -> int:
+        """Take the rows `run` (a collectors Run, already refreshed) holds beyond those read before;
+        returns how many. After a resume (run.meta.resumes grew) or rows that moved, the run is read
+        again from the start: a resumed run re-logs steps already read."""
+        self.meta = run.meta
+        self._run_samples = run
+        frame = run.metrics
+        resumes = len(getattr(run.meta, "resumes", None) or ())
+        known = self._rows_read and self._rows_read <= len(frame) and resumes == self._resumes and \
+            int(frame["step"].iloc[self._rows_read - 1]) == self.history.last_step
+        self._resumes = resumes
+        if self._rows_read and not known:
+            self.history, self._rows_read = BoundedHistory(self.history.head_size, self.history.tail_size,
+                                                           self.history.max_bins), 0
+        chunk = frame.iloc[self._rows_read:]
+        nan_at = run.nan_at if getattr(run, "nan_known", False) else None
+        for row in _records(chunk, nan_at):
+            self.history.add(row.pop("step"), row)
+        self._rows_read = len(frame)
+        return len(chunk)
+
+    # -- judging ----------------------------------------------------------------------------
+    def check(self, final: bool = False) -> Update | None:
+        """Run the rules on the bounded view; None when no step arrived since the last check.
+        final=True (the run has ended): whatever the rules find now is confirmed, nothing is left to wait for."""
+        last = self.history.last_step
+        if last is None or (last == self._checked_step and not final):
+            return None
+        t0 = time.perf_counter()
+        self._checked_step, self.checks = last, self.checks + 1
+        update = Update(last)
+        try:
+            d = diagnose(self.view(), rules=self.rules)
+            found, not_judged = d.findings, d.not_judged
+        except Exception as e:  # noqa: BLE001 - the guard's own bug is reported, never a reason to stop
+            found, not_judged = [], [NotJudged("diagnosis", f"{RULE_FAILED}: {type(e).__name__}: {e}")]
+        for nj in not_judged:
+            if nj.reason.startswith(RULE_FAILED) and nj.rule_id not in self.failed_rules:
+                self.failed_rules.add(nj.rule_id)
+                update.errors.append(nj)
+        self._track(found, update, final)
+        update.seconds = time.perf_counter() - t0
+        return update
+
+    def _track(self, found: list[Finding], update: Update, final: bool) -> None:
+        now = {(f.rule_id, f.severity): f for f in found}
+        need = 1 if final else self.hold
+        for key, f in now.items():
+            st = self.states.setdefault(key, _State(f))
+            st.finding, st.streak, st.absent = f, st.streak + 1, 0
+            if not st.confirmed and st.streak >= need:
+                st.confirmed = True
+                update.new.append(f)
+        for key, st in list(self.states.items()):
+            if key in now:
+                continue
+            st.streak, st.absent = 0, st.absent + 1
+            if not st.confirmed:
+                del self.states[key]
+            elif st.absent >= need:
+                update.cleared.append(st.finding)
+                del self.states[key]
+        if self.stop_reason is None:
+            stoppers = [f for f in update.new if severity_at_least(f.severity, self.stop_on)]
+            if stoppers:
+                self.stop_reason = update.stop = stoppers[0]  # diagnose sorts most severe first
+
+    @property
+    def active(self) -> list[Finding]:
+        """The confirmed findings that hold now."""
+        return [st.finding for st in self.states.values() if st.confirmed]
+
+    def view(self) -> _View:
+        frame, nan_at = self.history.frame()
+        return _View(frame, nan_at, self.meta, self._view_samples)
+
+    def _view_samples(self) -> pd.DataFrame | None:
+        tail = self.history.tail or self.history.head
+        if self._run_samples is not None:
+            return self._run_samples.samples(step_min=tail[0][0] if tail else None)
+        rows = [r for step_rows in self._samples for r in step_rows]
+        return pd.DataFrame.from_records(rows) if rows else None
+
+
+def _records(chunk: pd.DataFrame, nan_at: dict | None) -> list[dict]:
+    """Frame rows -> dicts without the nulls. A NaN cell is a logged NaN only where the reader says so
+    (nan_at); without that bookkeeping it is taken as a null, as the diagnosis does for gaps."""
+    steps = chunk["step"].to_numpy(dtype=np.int64)
+    cols = {c: chunk[c].to_numpy(dtype=np.float64, na_value=np.nan) for c in chunk.columns if c != "step"}
+    logged = {c: np.isin(steps, np.fromiter(nan_at.get(c, ()), dtype=np.int64)) for c in cols} if nan_at else {}
+    out = []
+    for i, step in enumerate(steps):
+        row: dict[str, Any] = {"step": int(step)}
+        for c, x in cols.items():
+            v = x[i]
+            if not math.isnan(v) or (c in logged and logged[c][i]):
+                row[c] = float(v)
+        out.append(row)
+    return out
+
+
+def alert_line(f: Finding, step: int | None, event: str = "new") -> str:
+    """One readable console line: severity, step, title, rule, and the checks to make first."""
+    checks = "; ".join(c.what for c in f.checks)
+    head = f"grposcope {f.severity.upper()} at step {step}: {f.title} ({f.rule_id})"
+    if event == "cleared":
+        return f"grposcope cleared at step {step}: {f.title} ({f.rule_id}) no longer holds"
+    return f"{head}; check first: {checks}" if checks else head
+
+
+class Pacer:
+    """When to check: every `every` steps, and only while the checks have cost at most `budget` of the
+    time since the first step (so a slow check on a fast loop spaces itself out instead of slowing the run).
+
+    budget=None: every `every` steps, whatever it costs (deterministic, for tests and replays).
+    """
+
+    def __init__(self, every: int = 10, budget: float | None = 0.01) -> None:
+        self.every, self.budget = max(1, int(every)), budget
+        self.spent = 0.0
+        self._t0: float | None = None
+        self._last: int | None = None
+
+    def due(self, step: int) -> bool:
+        now = time.perf_counter()
+        if self._t0 is None:
+            self._t0 = now
+        if self._last is not None and step - self._last < self.every:
+            return False
+        if self.budget is not None and self.spent > self.budget * (now - self._t0):
+            return False
+        self._last = step
+        return True

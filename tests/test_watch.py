@@ -1,0 +1,204 @@
+"""Incremental diagnosis (dashboard/diagnosis/watch.py, history.py, guard.py): a bounded view with
+hand-worked bins, findings confirmed only after holding, transients and raising rules never stop a run,
+the sample runs replayed step by step, and a run folder followed as its writer appends."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from collectors import RunWriter, load_run, open_run
+from dashboard.diagnosis import diagnose
+from dashboard.diagnosis.build import finding
+from dashboard.diagnosis.findings import NotJudged
+from dashboard.diagnosis.guard import FINDINGS_FILE, Guard, console_sink, file_sink, read_findings
+from dashboard.diagnosis.history import BoundedHistory
+from dashboard.diagnosis.registry import RULES, rule
+from dashboard.diagnosis.watch import Pacer, Watcher, alert_line
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
+
+
+def test_history_keeps_head_and_tail_and_bins_the_middle_by_hand():
+    h = BoundedHistory(head=2, tail=2, bins=2)
+    for s in range(10):
+        h.add(s, {"x": float(s)})
+    # head 0, 1; tail 8, 9; steps 2..7 went to bins: [2], [3] -> merged [2,3] (width 2), then [4,5],
+    # then a third bin [6,7] made three -> merged pairwise: [2..5] (width 4) and [6, 7]
+    assert [s for s, _ in h.rows()] == [0, 1, 5, 7, 8, 9]
+    assert [r["x"] for _, r in h.rows()] == [0.0, 1.0, 3.5, 6.5, 8.0, 9.0]
+    assert len(h) == 6 and h.width == 4
+
+
+def test_history_stays_bounded_and_a_logged_nan_never_averages_away():
+    h = BoundedHistory(head=5, tail=10, bins=8)
+    for s in range(5000):
+        h.add(s, {"loss": float("nan") if s == 100 else 1.0, "kl": 0.1})
+    assert len(h) <= 5 + 8 + 10
+    frame, nan_at = h.frame()
+    assert list(frame.columns[:1]) == ["step"] and frame["step"].is_monotonic_increasing
+    (bin_step,) = nan_at["loss"]
+    assert math.isnan(frame.loc[frame["step"] == bin_step, "loss"].iloc[0])
+    assert frame["kl"].to_numpy() == pytest.approx(0.1)  # a mean of equal values is that value
+    h.add(10, {"loss": 2.0})  # an old step: ignored, not a second row
+    assert h.last_step == 4999
+
+
+@pytest.fixture
+def flag_rules():
+    """Two real rules in the real registry, removed afterwards: one fires while the last logged
+    `test/flag` is 1, one raises whenever `test/boom` is logged."""
+
+    @rule("test_flag", "test: a flag is up")
+    def flag(d):
+        x = d.col("test/flag")
+        if x is None:
+            return NotJudged("test_flag", "test/flag is not logged")
+        if x[-1] != 1:
+            return []
+        return [finding("test_flag", "critical", "Flag is up", d.step_range(d.n - 1, d.n - 1), [], ())]
+
+    @rule("test_boom", "test: a rule with a bug")
+    def boom(d):
+        if d.col("test/boom") is not None:
+            raise ZeroDivisionError("bug in the rule")
+        return []
+
+    yield ["test_flag", "test_boom"]
+    RULES.pop("test_flag"), RULES.pop("test_boom")
+
+
+def feed(w: Watcher, flags: list[int], extra: dict | None = None) -> list:
+    """One check per step; returns the updates."""
+    out = []
+    for s, v in enumerate(flags):
+        w.add(s, {"test/flag": v, **(extra or {})})
+        out.append(w.check())
+    return out
+
+
+def test_a_finding_must_hold_before_it_counts_and_a_transient_never_stops(flag_rules):
+    w = Watcher(stop_on="critical", hold=3, rules=flag_rules)
+    ups = feed(w, [0, 1, 1, 0, 0, 1, 1, 1, 1])
+    assert not any(u.new or u.stop for u in ups[:7])  # up twice, then down: a transient
+    assert [f.rule_id for f in ups[7].new] == ["test_flag"] and ups[7].stop.rule_id == "test_flag"
+    assert ups[7].step == 7 and ups[8].stop is None  # the stop is reported once
+    assert w.check() is None  # nothing new since the last check: nothing to judge
+
+
+def test_a_confirmed_finding_clears_after_holding_absent(flag_rules):
+    w = Watcher(hold=2, rules=flag_rules)
+    ups = feed(w, [1, 1, 0, 1, 0, 0])
+    assert [f.rule_id for f in ups[1].new] == ["test_flag"]
+    assert not ups[2].cleared and not ups[3].new  # one check without it is not enough to clear
+    assert [f.rule_id for f in ups[5].cleared] == ["test_flag"] and w.active == []
+
+
+def test_a_raising_rule_is_reported_once_and_never_stops(flag_rules):
+    w = Watcher(stop_on="warning", hold=1, rules=flag_rules)
+    ups = feed(w, [0, 0, 0], extra={"test/boom": 1.0})
+    assert [e.rule_id for e in ups[0].errors] == ["test_boom"] and "ZeroDivisionError" in ups[0].errors[0].reason
+    assert not ups[1].errors and w.stop_reason is None
+
+
+def test_final_check_confirms_what_holds_now(flag_rules):
+    w = Watcher(stop_on="critical", hold=3, rules=flag_rules)
+    w.add(0, {"test/flag": 1})
+    assert not w.check().new
+    w.add(1, {"test/flag": 1})
+    u = w.check(final=True)
+    assert [f.rule_id for f in u.new] == ["test_flag"] and u.stop is not None
+
+
+def test_pacer_without_budget_checks_every_n_steps():
+    p = Pacer(every=10, budget=None)
+    assert [s for s in range(35) if p.due(s)] == [0, 10, 20, 30]
+    p = Pacer(every=1, budget=0.0)
+    assert p.due(0)
+    p.spent = 1.0  # the check cost time: with a zero budget the next one waits
+    assert not p.due(1)
+
+
+def replay(name: str, every: int = 10):
+    """The sample run fed step by step (metrics and samples) as a trainer would, checked every `every`."""
+    run = open_run(SAMPLES / name)
+    samples = run.samples()
+    by_step = {s: g.to_dict("records") for s, g in samples.groupby("step")} if len(samples) else {}
+    w = Watcher(config=run.meta.config, source=run.meta.source, stop_on="critical")
+    stop_step = None
+    for i, row in enumerate(run.metrics.to_dict("records")):
+        step = int(row.pop("step"))
+        w.add(step, {k: v for k, v in row.items() if not math.isnan(v)}, by_step.get(step))
+        if i % every == 0 and (u := w.check()) and u.stop and stop_step is None:
+            stop_step = step
+    return run, w, stop_step
+
+
+@pytest.mark.parametrize("name", ["healthy"])
+def test_healthy_sample_run_is_never_stopped(name):
+    _, w, stop_step = replay(name)
+    assert stop_step is None and w.stop_reason is None
+
+
+def test_broken_verifier_stops_within_bounded_steps_of_the_onset():
+    run, w, stop_step = replay("broken_verifier")
+    # broken from step 0; checks every 10 steps, held 3 checks: 20 steps, plus the rules' own minimum
+    # of 10 points for a constant reward and 5 in a row for a level: a stop by step 40
+    assert stop_step is not None and stop_step <= 40
+    assert w.stop_reason.severity == "critical"
+    # the view is the whole run while the run is short: the final check agrees with the one-shot diagnosis
+    w.check(final=True)
+    assert {(f.rule_id, f.severity) for f in diagnose(run).findings} <= {(f.rule_id, f.severity) for f in w.active}
+
+
+def test_follow_reads_only_new_rows_and_restarts_after_a_resume(tmp_path):
+    out = tmp_path / "grow"
+    with RunWriter(out, config={"algo.group_size": 8}) as wr:
+        for s in range(30):
+            wr.log_step(s, {"reward/mean": 0.0, "reward/std": 0.0})
+        wr.flush()
+        run = load_run(out)
+        w = Watcher(stop_on="critical", hold=1)
+        assert w.follow(run) == 30
+        u = w.check()
+        assert "reward_constant" in {f.rule_id for f in u.new} and u.stop is not None
+        for s in range(30, 40):
+            wr.log_step(s, {"reward/mean": 0.0, "reward/std": 0.0})
+        wr.flush()
+        run.refresh()
+        assert w.follow(run) == 10 and w.history.last_step == 39
+    with RunWriter(out) as wr:  # a resume that logs step 35 again: earlier rows changed
+        wr.log_step(35, {"reward/mean": 1.0, "reward/std": 0.0})
+    run.refresh()
+    assert w.follow(run) == 40 and w.history.steps_seen == 40
+
+
+def test_guard_writes_findings_file_and_console_line(tmp_path, flag_rules):
+    lines: list[str] = []
+
+    def broken_sink(update):
+        raise OSError("disk full")
+
+    g = Guard(Watcher(stop_on="critical", hold=2, rules=flag_rules), Pacer(every=1, budget=None),
+              [console_sink(lines.append), file_sink(tmp_path), broken_sink])
+    stops = [g.on_step(s, {"test/flag": 1}) for s in range(3)]
+    assert stops[0] is None and stops[1].rule_id == "test_flag" and stops[2] is None
+    assert broken_sink not in g.sinks  # dropped after its failure; the others kept going
+    assert lines[0] == "grposcope CRITICAL at step 1: Flag is up (test_flag)"
+    assert lines[1].startswith("grposcope: stopping the run after step 1: critical finding test_flag")
+    ev = read_findings(tmp_path)
+    assert [e["event"] for e in ev] == ["new", "stop"] and ev[0]["step"] == 1
+    (tmp_path / FINDINGS_FILE).open("a").write('{"event": "new", "rule_')  # a torn last line
+    assert len(read_findings(tmp_path)) == 2
+    json.loads((tmp_path / FINDINGS_FILE).read_text().splitlines()[0])  # strict JSON
+
+
+def test_alert_line_names_the_checks():
+    run = open_run(SAMPLES / "broken_verifier")
+    f = next(f for f in diagnose(run).findings if f.rule_id == "reward_flat")
+    line = alert_line(f, 40)
+    assert line.startswith("grposcope CRITICAL at step 40: Reward does not move") and "check first: " in line
+    assert f.checks[0].what in line and "\n" not in line
