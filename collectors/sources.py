@@ -2,6 +2,10 @@
 
 A source says, cheaply (file names only), whether it recognises a target, and how to open it as a Run.
 `open_run` and `discover_runs` ask the registered sources in priority order; our own format is one of them.
+
+Launches: one target may hold several separate launches (a TensorBoard logdir that a sweep wrote into, a
+`wandb/` folder). Such a source lists them (`launches`), and each one is a run of its own, addressed as
+`TARGET#LAUNCH`; `open_runs(target)` opens them all, `open_run` opens one and refuses to guess between several.
 """
 
 from __future__ import annotations
@@ -25,17 +29,25 @@ class Source:
     # what this source never or not always holds, and how a user gets it: {"samples": ..., "config": ...,
     # "live": how often it is written, where that is not as it happens}
     hints: Mapping[str, str] = field(default_factory=dict)
+    # target -> the ids of the separate launches it holds (reads as little as it can); None: always one
+    launches: Callable[[str], list[str]] | None = None
 
 
 SOURCES: dict[str, Source] = {}
+LAUNCH_SEP = "#"  # TARGET#LAUNCH names one launch of a target that holds several
 
 
 def register_source(name: str, detect: Callable[[str], bool], priority: int = 0,
-                    info: Callable[[Path, float], RunInfo] | None = None, hints: Mapping[str, str] | None = None):
-    """Decorator for a reader's open function: `@register_source("verl", detect=...)`."""
+                    info: Callable[[Path, float], RunInfo] | None = None, hints: Mapping[str, str] | None = None,
+                    launches: Callable[[str], list[str]] | None = None):
+    """Decorator for a reader's open function: `@register_source("verl", detect=...)`.
+
+    A source with `launches` gets targets of the form `TARGET#LAUNCH` in `open` (see `split_launch`), and
+    plain `TARGET` when the target holds a single launch.
+    """
 
     def wrap(open_fn: Callable[[str], Run]) -> Callable[[str], Run]:
-        SOURCES[name] = Source(name, detect, open_fn, info, priority, dict(hints or {}))
+        SOURCES[name] = Source(name, detect, open_fn, info, priority, dict(hints or {}), launches)
         return open_fn
 
     return wrap
@@ -46,22 +58,72 @@ def _ordered() -> list[Source]:
     return sorted(SOURCES.values(), key=lambda s: -s.priority)
 
 
+def split_launch(target: str | Path) -> tuple[str, str | None]:
+    """`"logs/tb#1767724543.host.34196.0"` -> ("logs/tb", "1767724543.host.34196.0"); no `#` -> (target, None).
+
+    A path that exists as written (a folder whose name holds `#`) is never split; URIs are not split.
+    """
+    text = str(target)
+    base, sep, launch = text.rpartition(LAUNCH_SEP)
+    if not sep or not base or not launch or "://" in text or "/" in launch or Path(text).exists():
+        return text, None
+    return base, launch
+
+
+def launch_target(target: str | Path, launch: str) -> str:
+    return f"{target}{LAUNCH_SEP}{launch}"
+
+
 def detect_source(target: str | Path) -> str | None:
+    base, _ = split_launch(target)
     for src in _ordered():
-        if src.detect(str(target)):
+        if src.detect(base):
             return src.name
     return None
 
 
-def open_run(target: str | Path, source: str | None = None) -> Run:
-    """Open any run the collectors can read: a run folder, a foreign log folder or file, or a URI."""
+def _source_for(target: str | Path, source: str | None) -> Source:
     name = source or detect_source(target)
     if name is None:
         broken = "".join(f"; {p}" for p in LOAD_PROBLEMS)
         raise RunError(f"{target}: no reader recognises this (not a run folder, and no known log files){broken}")
+    _load_readers()
     if name not in SOURCES:
         raise RunError(f"{target}: unknown source {name!r}; known: {', '.join(sorted(SOURCES))}")
-    return SOURCES[name].open(str(target))
+    return SOURCES[name]
+
+
+def launches_of(target: str | Path, source: str | None = None) -> list[str]:
+    """The launch ids a target holds when it holds several (each a run of its own), else []."""
+    src = _source_for(target, source)
+    base, launch = split_launch(target)
+    if launch is not None or src.launches is None:
+        return []
+    found = src.launches(base)
+    return found if len(found) > 1 else []
+
+
+def open_run(target: str | Path, source: str | None = None) -> Run:
+    """Open any run the collectors can read: a run folder, a foreign log folder or file, a URI, or one
+    launch of a target holding several (`TARGET#LAUNCH`). A target holding several launches, named
+    without one, is a RunError that lists them: `open_runs` opens them all."""
+    src = _source_for(target, source)
+    if split_launch(target)[1] is not None and src.launches is None:
+        raise RunError(f"{target}: no such file or folder ({src.name} runs have no launches to name with "
+                       f"{LAUNCH_SEP!r})")
+    if launches := launches_of(target, src.name):
+        shown = ", ".join(launches[:3]) + (", ..." if len(launches) > 3 else "")
+        raise RunError(f"{target}: holds {len(launches)} separate launches ({shown}); open one as "
+                       f"{launch_target(target, launches[0])}, or all of them with open_runs")
+    return src.open(str(target))
+
+
+def open_runs(target: str | Path, source: str | None = None) -> list[Run]:
+    """Every run a target holds: one per launch (named `PARENT#LAUNCH`), or the one run it is."""
+    src = _source_for(target, source)
+    if launches := launches_of(target, src.name):
+        return [src.open(launch_target(target, k)) for k in launches]
+    return [src.open(str(target))]
 
 
 def missing_hint(source: str, what: str) -> str | None:
@@ -71,22 +133,44 @@ def missing_hint(source: str, what: str) -> str | None:
     return src.hints.get(what) if src else None
 
 
+def infos_for(path: Path, stale_after_s: float = STALE_AFTER_S,
+              open_foreign: Callable[[Path], Run] | None = None) -> list[RunInfo] | None:
+    """Runs-table lines for `path` when some source recognises it (one per launch), else None.
+
+    A launch's line has the path `PATH#LAUNCH` (a `Path` whose last part holds the `#`), which is what
+    `open_run` and `open_foreign` are then given.
+    """
+    for src in _ordered():
+        if not src.detect(str(path)):
+            continue
+        if src.info is not None:
+            return [src.info(path, stale_after_s)]
+        try:
+            launches = launches_of(path, src.name)
+        except RunError as e:
+            return [RunInfo(path, path.name, src.name, "unknown", None, None, str(e))]
+        targets = [Path(launch_target(path, k)) for k in launches] or [path]
+        return [_read_info(t, src, stale_after_s, open_foreign) for t in targets]
+    return None
+
+
 def info_for(path: Path, stale_after_s: float = STALE_AFTER_S,
              open_foreign: Callable[[Path], Run] | None = None) -> RunInfo | None:
-    """A runs-table line for `path` when some source recognises it, else None."""
-    for src in _ordered():
-        if src.detect(str(path)):
-            if src.info is not None:
-                return src.info(path, stale_after_s)
-            # no summary file: the run is read; a caller that keeps runs open hands over its own copy
-            try:
-                run = open_foreign(path) if open_foreign else src.open(str(path))
-            except RunError as e:
-                return RunInfo(path, path.name, src.name, "unknown", None, None, str(e))
-            if open_foreign is None:
-                run.stale_after_s = stale_after_s
-            return RunInfo(path, run.name, run.meta.source, run.status, run.last_step, run.last_update)
-    return None
+    """The first runs-table line for `path` (see `infos_for`), or None."""
+    infos = infos_for(path, stale_after_s, open_foreign)
+    return infos[0] if infos else None
+
+
+def _read_info(target: Path, src: Source, stale_after_s: float,
+               open_foreign: Callable[[Path], Run] | None) -> RunInfo:
+    # no summary file: the run is read; a caller that keeps runs open hands over its own copy
+    try:
+        run = open_foreign(target) if open_foreign else src.open(str(target))
+    except RunError as e:
+        return RunInfo(target, target.name, src.name, "unknown", None, None, str(e))
+    if open_foreign is None:
+        run.stale_after_s = stale_after_s
+    return RunInfo(target, run.name, run.meta.source, run.status, run.last_step, run.last_update)
 
 
 register_source("grpo", detect=lambda t: (Path(t) / RUN_JSON).is_file(), priority=100, info=native_info, hints={
@@ -121,4 +205,5 @@ def _load_readers() -> None:
 
 # Each foreign reader module registers itself on import; add new readers here.
 READER_MODULES: list[str] = ["collectors.readers.tensorboard", "collectors.readers.verl", "collectors.readers.trl",
-                             "collectors.readers.wandb_offline", "collectors.readers.wandb_online", "collectors.readers.generic"]
+                             "collectors.readers.wandb_offline", "collectors.readers.wandb_online", "collectors.readers.generic",
+                             "collectors.readers.kvtext"]

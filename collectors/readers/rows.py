@@ -156,7 +156,8 @@ class TextRun(Run):
             given = ~np.isnan(s)
             if given.any():
                 self._valued.add(col)
-            if ((s != 0) & given).any() or col in nan_at:
+            # a printed "-0.0000" is a measured value rounded by the print format, never a placeholder
+            if ((s != 0) & given).any() or np.signbit(s[given]).any() or col in nan_at:
                 self._nonzero.add(col)
         zero = self._valued - self._nonzero if self._rows_seen >= MIN_ROWS_UNMEASURED else set()
         if zero != self._all_zero:
