@@ -140,6 +140,9 @@ def test_kl_explosion_at_llm_scale_is_found_and_a_noisy_small_kl_is_not(tmp_path
 def test_entropy_fast_collapse_is_critical_slow_decline_only_info(tmp_path):
     s = healthy_series(100)
     s["policy/entropy"] = np.r_[np.full(30, 1.0), np.linspace(1.0, 0.1, 10), np.full(60, 0.1)]
+    f = by_rule(diagnose(write(tmp_path, s, name="climbs")), "entropy_collapse")
+    assert f.severity == "info" and f.title == "Entropy falls while the reward climbs"
+    s["reward/mean"] = 0.5 + np.random.default_rng(1).normal(0, 0.04, 100)
     f = by_rule(diagnose(write(tmp_path, s, name="fast")), "entropy_collapse")
     assert f.severity == "critical" and "fell from 1 to 0.1" in f.evidence[0].text
     s["policy/entropy"] = np.linspace(1.0, 0.4, 100)  # loses 60% over 100 steps: slow
@@ -469,3 +472,33 @@ def test_completions_pinned_at_the_cap_are_a_finding_even_when_they_never_change
     s["completions/len_mean"] = np.r_[np.full(57, 120.0), np.full(3, 256.0)]
     assert "truncation" not in fired(diagnose(write(tmp_path, s, CORE_CONFIG | {"rollout.max_new_tokens": 256},
                                                     name="brief")))
+
+
+def test_zero_variance_from_solved_prompts_is_saturation_and_reward_std_zero_means_no_spread(tmp_path):
+    s = healthy_series(100)
+    t = np.arange(100)
+    s["reward/mean"] = 0.5 + 0.4 * t / 100 + np.random.default_rng(5).normal(0, 0.03, 100)
+    s["groups/zero_std_frac"] = 0.1 + 0.7 * t / 100  # rises as the prompts get solved
+    s["groups/all_pass_frac"], s["groups/all_fail_frac"] = s["groups/zero_std_frac"] - 0.05, np.full(100, 0.05)
+    f = by_rule(diagnose(write(tmp_path, s, name="solved")), "zero_variance_groups")
+    assert f.severity == "info" and "saturates" in f.title and f.checks[0].what == "harder prompts"
+    # no zero-variance column (older TRL): steps whose reward std is exactly 0 had no group with any spread
+    s = healthy_series(100)
+    s["reward/mean"] = 0.3 + np.random.default_rng(6).normal(0, 0.05, 100)
+    for k in ("groups/zero_std_frac", "groups/all_pass_frac", "groups/all_fail_frac"):
+        del s[k]
+    s["reward/std"] = np.where(np.arange(100) % 9 < 4, 0.0, 0.4)  # 45 of 100 steps
+    f = by_rule(diagnose(write(tmp_path, s, name="nospread")), "zero_variance_groups")
+    assert f.severity == "warning" and "on 45 of 100 logged steps reward/std exactly 0" in f.evidence[0].text
+
+
+def test_entropy_near_zero_from_the_first_step_is_low_diversity_and_placeholder_zeros_are_not_measured(tmp_path):
+    s = healthy_series(60)
+    s["policy/entropy"] = np.full(60, 0.06) + np.random.default_rng(7).normal(0, 0.005, 60)
+    f = by_rule(diagnose(write(tmp_path, s, name="sft")), "low_diversity")
+    assert f.severity == "warning" and "nearly deterministic from the start" in f.evidence[0].text
+    s["policy/entropy"] = np.zeros(60)  # a custom trainer's column that was never measured
+    s["policy/kl_ref"] = np.zeros(60)
+    d = diagnose(write(tmp_path, s, name="placeholder"))
+    assert not {"low_diversity", "entropy_collapse", "no_learning"} & fired(d)
+    assert any(n.rule_id == "entropy_collapse" and "not logged" in n.reason for n in d.not_judged)

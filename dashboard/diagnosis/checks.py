@@ -29,6 +29,9 @@ DIFFICULTY = Check("the task difficulty",
 TEMPERATURE = Check("the sampling temperature",
                     "a temperature well below 1 makes a group's responses alike, so their rewards are equal",
                     config("rollout.temperature"))
+HARDER_PROMPTS = Check("harder prompts", "groups the model always solves teach nothing: filter solved prompts "
+                       "out, add harder ones, or raise the difficulty (a curriculum); this is saturation, not a bug",
+                       samples("all_pass"))
 VERIFIER = Check("the verifier",
                  "read responses with reward 0: if some are right, the verifier rejects correct answers "
                  "(answer field, whitespace, format, extraction)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dashboard.diagnosis import checks as C
+from dashboard.diagnosis import facts, stats
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
@@ -27,6 +28,9 @@ ENTROPY_COLLAPSE_FRAC = 0.5  # entropy at less than half its own early level...
 ENTROPY_FAST_STEPS = 50  # ...reached within this many steps of leaving 90% of it is "fast"
 ENTROPY_SEVERE_FRAC = 0.25
 LOW_TEMPERATURE = 0.5  # notes, section 7 row 1: a low temperature makes groups alike
+# Per-token entropy of a sampling LLM at temperature 1 is 0.3-1.5 nats on reasoning tasks; below 0.1 nats from
+# the first step on, the policy is nearly deterministic before any RL (an SFT'd policy): low diversity.
+ENTROPY_NEAR_ZERO = 0.1
 IDENTICAL_GROUPS = 0.5  # half the groups with every response the same text: no exploration
 
 
@@ -92,6 +96,9 @@ def entropy_collapse(d: RunData):
                    f"entropy fell from {fmt(base)} to {fmt(now)} ({fmt(100 * now / base)}% of its early level) "
                    f"in {took} steps")]
     title = "Entropy collapses fast" if fast else "Entropy declined slowly below half its early level"
+    if severity != "info" and facts.improving(d):
+        # a policy locking in what the reward pays for: a note while the reward (or eval) still climbs
+        severity, title = "info", "Entropy falls while the reward climbs"
     return [finding("entropy_collapse", severity, title, (int(steps[i_start]), int(steps[low[-1][1]])), ev,
                     C.ENTROPY, metrics=("policy/entropy",))]
 
@@ -111,9 +118,17 @@ def identical_group_frac(d: RunData) -> tuple[float, int] | None:
 def low_diversity(d: RunData):
     t = d.number("rollout.temperature", "temperature")
     ident = identical_group_frac(d)
-    if t is None and ident is None:
-        return NotJudged("low_diversity", "neither the sampling temperature nor sample texts are available")
+    h = d.dense("policy/entropy")
+    if t is None and ident is None and (h is None or len(h[1]) < 3):
+        return NotJudged("low_diversity", "neither the sampling temperature, the entropy nor sample texts are "
+                         "available")
     ev = []
+    if h is not None and len(h[1]) >= 3:
+        h0, hm = stats.first_level(h[1]), float(np.median(h[1]))
+        if h0 < ENTROPY_NEAR_ZERO and hm < ENTROPY_NEAR_ZERO:
+            ev.append(evidence("policy/entropy", hm, ENTROPY_NEAR_ZERO, "first level and median over the run",
+                               f"entropy {fmt(h0)} nats at the first steps and {fmt(hm)} over the run: the policy "
+                               "is nearly deterministic from the start, so a group's responses agree"))
     if t is not None and t[1] < LOW_TEMPERATURE:
         ev.append(evidence(f"config:{t[0]}", t[1], LOW_TEMPERATURE, "config",
                            f"sampling temperature {t[1]:g} < {LOW_TEMPERATURE}: a group's responses come out alike"))
@@ -122,7 +137,7 @@ def low_diversity(d: RunData):
                            f"{fmt(100 * ident[0])}% of groups answered with one identical text"))
     if not ev:
         return []
-    for name in ("groups/zero_std_frac", "policy/entropy"):
+    for name in ("groups/zero_std_frac", "policy/entropy")[:2 - any(e.metric == "policy/entropy" for e in ev)]:
         x = d.dense(name)
         if x is not None and len(x[1]):
             ev.append(evidence(name, float(np.median(x[1])), None, "median", f"{name} median {fmt(float(np.median(x[1])))}"))

@@ -139,6 +139,8 @@ def sparse_reward(d: RunData):
 
 @rule("zero_variance_groups", "zero-variance groups dominate", "zero_variance")
 def zero_variance_groups(d: RunData):
+    if d.dense("groups/zero_std_frac") is None:
+        return no_spread_steps(d)
     if (nj := d.need("zero_variance_groups", "groups/zero_std_frac", min_points=5)):
         return nj
     steps, z = d.dense("groups/zero_std_frac")
@@ -149,26 +151,69 @@ def zero_variance_groups(d: RunData):
         return []
     i0, i1 = eps[0][0], eps[-1][1]
     v = float(np.median(z[i0:i1 + 1]))
-    severity = "critical" if v > ZERO_VAR_CRIT else "warning"
     ev = [evidence("groups/zero_std_frac", v, ZERO_VAR_WARN, f"median over steps {steps[i0]}-{steps[i1]}",
                    f"{fmt(100 * v)}% of groups scored all the same (advantage 0, no signal) over "
                    f"steps {steps[i0]}-{steps[i1]}")]
-    parts = {}
+    side, split_ev = _split(d, i0, i1, v)
+    ev += split_ev
+    severity = "critical" if v > ZERO_VAR_CRIT else "warning"
+    return [_zero_variance_finding(d, severity, side, (int(steps[i0]), int(steps[i1])), ev)]
+
+
+def _split(d: RunData, i0: int, i1: int, v: float) -> tuple[str | None, list]:
+    """("all-pass" / "all-fail" / "both" / None, evidence) over points i0..i1 of the run's rows: the logged
+    split when there is one, else which end of the reward range the no-spread steps sit at."""
+    parts, ev = {}, []
     for name, label in (("groups/all_fail_frac", "all-fail"), ("groups/all_pass_frac", "all-pass")):
         x = d.col(name)
         if x is not None and np.isfinite(x[i0:i1 + 1]).any():
             parts[label] = m = float(np.nanmedian(x[i0:i1 + 1]))
             ev.append(evidence(name, m, None, "median over the same steps", f"{label} groups: {fmt(m)}"))
-    # "mostly X" only when X is at least two thirds of the zero-variance groups; otherwise say both.
-    top = max(parts, key=parts.get) if parts else None
-    split = (f" (mostly {top})" if top and parts[top] >= 2 * v / 3 else
-             " (both all-pass and all-fail)" if len(parts) == 2 else "")
-    title = "Zero-variance groups dominate" + split
-    examples = zero_variance_examples(d, int(steps[i1]))
-    return [finding("zero_variance_groups", severity, title, (int(steps[i0]), int(steps[i1])), ev,
-                    (C.ZERO_VARIANCE, C.DIFFICULTY, C.TEMPERATURE, C.VERIFIER),
-                    metrics=("groups/zero_std_frac", "groups/all_fail_frac", "groups/all_pass_frac"),
-                    examples=examples)]
+    if parts:
+        # "mostly X" only when X is at least two thirds of the zero-variance groups; otherwise say both.
+        top = max(parts, key=parts.get)
+        return (top if parts[top] >= 2 * v / 3 else "both" if len(parts) == 2 else None), ev
+    hit = facts.no_spread_steps(d)
+    side = facts.same_score_side(d, hit[0]) if hit is not None else None
+    if side is not None:
+        ev.append(evidence("reward/mean", float("nan"), None, "reward on the steps without any spread",
+                           f"on the steps where no group had spread the reward sits at the {'top' if side == 'all-pass' else 'bottom'} "
+                           f"of its range: the groups were {side}"))
+    return side, ev
+
+
+def _zero_variance_finding(d: RunData, severity: str, side: str | None, rng: tuple[int, int], ev: list):
+    """Zero-variance groups while prompts get solved (all-pass, or the reward rising) are saturation: say so and
+    suggest harder prompts; otherwise the notes' checks for a missing learning signal."""
+    rising = facts.improving(d)
+    if side == "all-pass" or rising:
+        severity = "info" if rising else "warning"
+        title = "Zero-variance groups from solved prompts: the task saturates"
+        checks = (C.HARDER_PROMPTS, C.ZERO_VARIANCE)
+    else:
+        title = "Zero-variance groups dominate" + {"all-fail": " (mostly all-fail)", "all-pass": " (mostly all-pass)",
+                                                   "both": " (both all-pass and all-fail)"}.get(side or "", "")
+        checks = (C.ZERO_VARIANCE, C.DIFFICULTY, C.TEMPERATURE, C.VERIFIER)
+    return finding("zero_variance_groups", severity, title, rng, ev, checks,
+                   metrics=("groups/zero_std_frac", "groups/all_fail_frac", "groups/all_pass_frac"),
+                   examples=zero_variance_examples(d, rng[1]))
+
+
+def no_spread_steps(d: RunData):
+    """Without a zero-variance fraction: the steps whose reward std is exactly 0 had no group with any spread."""
+    hit = facts.no_spread_steps(d)
+    if hit is None:
+        return NotJudged("zero_variance_groups", "neither groups/zero_std_frac nor reward/std is logged")
+    mask, how = hit
+    share = float(mask.mean())
+    if share < NO_SPREAD_SHARE or mask.sum() < 3:
+        return []
+    idx = np.nonzero(mask)[0]
+    ev = [evidence("reward/std", share, NO_SPREAD_SHARE, "share of logged steps",
+                   f"on {int(mask.sum())} of {d.n} logged steps {how}: those updates had no signal at all")]
+    side, split_ev = _split(d, 0, d.n - 1, share)
+    severity = "critical" if share > ZERO_VAR_CRIT else "warning"
+    return [_zero_variance_finding(d, severity, side, d.step_range(int(idx[0]), int(idx[-1])), ev + split_ev)]
 
 
 def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
