@@ -12,8 +12,11 @@ import sys
 import time
 from typing import Any
 
+from collectors.version import version_flag
+from dashboard.diagnosis import i18n
 from dashboard.diagnosis.engine import Diagnosis, diagnose
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding
+from dashboard.diagnosis.i18n import label
 
 MARK = {"critical": "[CRITICAL]", "warning": "[WARNING]", "info": "[info]"}
 
@@ -31,7 +34,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--until-step", type=int, default=None, metavar="N",
                    help="diagnose the run(s) as they stood at step N (post-mortem: when would it have warned?)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list the rules that could not judge")
-    return p.parse_args(argv)
+    p.add_argument("--lang", choices=i18n.LANGS, default=None,
+                   help="language of the findings (en, zh: the notes' Chinese); default: from the locale (LANG)")
+    p.add_argument("--version", **version_flag("grpo-diagnose"))
+    args = p.parse_args(argv)
+    args.lang = args.lang or i18n.default_lang()
+    return args
 
 
 def open_any(target: str):
@@ -40,28 +48,31 @@ def open_any(target: str):
     return open_run(target)
 
 
-def format_finding(f: Finding) -> str:
-    span = f"steps {f.step_range[0]}-{f.step_range[1]}" if f.step_range else "whole run"
-    lines = [f"{MARK[f.severity]} {f.title}  ({f.rule_id}, {span})", f"    symptom: {f.symptom}"]
-    lines += [f"    evidence: {e.text}" for e in f.evidence]
-    lines.append("    check first:")
-    lines += [f"      {i}. {c.what}: {c.how}" for i, c in enumerate(f.checks, start=1)]
+def format_finding(f: Finding, lang: str = "en") -> str:
+    """A finding as text; `f` already in `lang` (i18n.localise_finding), the labels around it put in here."""
+    span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
+        "whole_run", lang)
+    mark = MARK[f.severity] if lang == "en" else f"[{label(f.severity, lang)}]"
+    sep = label("sep", lang)
+    lines = [f"{mark} {f.title}  ({f.rule_id}, {span})", f"    {label('symptom', lang)}{sep}{f.symptom}"]
+    lines += [f"    {label('evidence', lang)}{sep}{e.text}" for e in f.evidence]
+    lines.append(f"    {label('check_first', lang)}{sep.rstrip()}")
+    lines += [f"      {i}. {c.what}{sep}{c.how}" for i, c in enumerate(f.checks, start=1)]
     for ex in f.examples[:3]:
         text = ", ".join(f"{k}={v!r}" for k, v in ex.items())
-        lines.append(f"    example: {text}")
+        lines.append(f"    {label('example', lang)}{sep}{text}")
     return "\n".join(lines)
 
 
-def format_text(name: str, d: Diagnosis, verbose: bool) -> str:
-    c = d.counts()
-    head = (f"== {name}: {d.steps} steps (last {d.last_step}); {c['critical']} critical, {c['warning']} warning, "
-            f"{c['info']} info")
-    body = [format_finding(f) for f in d.findings] or ["no findings: no rule fired on this run"]
+def format_text(name: str, d: Diagnosis, verbose: bool, lang: str = "en") -> str:
+    d = i18n.localise(d, lang)
+    head = f"== {name}: " + label("run_head", lang, steps=d.steps, last=d.last_step, **d.counts())
+    body = [format_finding(f, lang) for f in d.findings] or [label("no_findings", lang)]
     if d.config_answers:
-        body.append("configuration (notes, section 6):")
+        body.append(label("config_heading", lang))
         body += [f"  {a.number}. {a.question}\n     -> {a.answer}" for a in d.config_answers]
     if verbose and d.not_judged:
-        body.append("could not judge:")
+        body.append(label("could_not_judge", lang))
         body += [f"  {n.rule_id}: {n.reason}" for n in d.not_judged]
     return "\n".join([head, *body])
 
@@ -85,10 +96,12 @@ def watch(runs: dict[str, Any], args: argparse.Namespace) -> int:
                 seen[name].update(_key(f) for f in new)
                 for f in new:
                     if args.format == "json":
-                        print(json.dumps({"run": name, "step": d.last_step, "finding": d.to_dict()["findings"][
-                            d.findings.index(f)]}), flush=True)
+                        print(json.dumps({"run": name, "step": d.last_step, "finding": i18n.to_dict(
+                            d, args.lang)["findings"][d.findings.index(f)]}, ensure_ascii=False), flush=True)
                     else:
-                        print(f"-- {name} at step {d.last_step}: new finding\n{format_finding(f)}", flush=True)
+                        print(f"-- {name} {label('at_step', args.lang, step=d.last_step)}: "
+                              f"{label('new_finding', args.lang)}\n"
+                              f"{format_finding(i18n.localise_finding(f, args.lang), args.lang)}", flush=True)
                 if all(getattr(r, "status", "running") in ("finished", "failed", "stale") for r in runs.values()):
                     return 0
             time.sleep(args.interval)
@@ -115,13 +128,14 @@ def main(argv: list[str] | None = None) -> int:
         runs = {name: run.until(args.until_step) for name, run in runs.items()}
     results = {name: diagnose(run) for name, run in runs.items()}
     if args.format == "json":
-        print(json.dumps({name: d.to_dict() for name, d in results.items()}, indent=2))
+        print(json.dumps({name: i18n.to_dict(d, args.lang) for name, d in results.items()}, indent=2,
+                         ensure_ascii=False))
     else:
         for name, d in results.items():
             problems = getattr(runs[name], "problems", [])
-            print(format_text(name, d, args.verbose))
+            print(format_text(name, d, args.verbose, args.lang))
             for p in problems:
-                print(f"  note: {p}")
+                print(f"  {label('note', args.lang)}{label('sep', args.lang)}{p}")
     if args.fail_on is not None:
         bar = SEVERITY_ORDER[args.fail_on]
         if any(worst(d) <= bar for d in results.values()):

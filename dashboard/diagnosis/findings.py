@@ -6,6 +6,7 @@ or a `NotJudged` saying why it could not look (a metric the source does not log,
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +34,19 @@ class Check:
     what: str  # e.g. "the verifier"
     how: str  # e.g. "open the samples with reward 0 and read a few answers"
     link: Link | None = None
+    id: str = ""  # stable key of the translations (dashboard/diagnosis/i18n); default: `what` as a slug
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            object.__setattr__(self, "id", check_id(self.what))
+
+
+def check_id(what: str) -> str:
+    """"the old log-prob precision" -> "old_log_prob_precision": lower snake case, leading article dropped."""
+    words = re.sub(r"[^a-z0-9]+", " ", what.lower()).split()
+    if words and words[0] in ("the", "a", "an", "that"):
+        words = words[1:]
+    return "_".join(words)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,129 @@
+"""The diagnosis in the user's language: English (the rules' own words) or Chinese (the notes' original).
+
+The rules and checks write English; a catalog per other language (zh.py) gives the same texts keyed by
+stable ids, and `localise(diagnosis, lang)` returns the diagnosis with every user-facing text of a finding
+(title, symptom, checks), the configuration questions and the labels around them in that language. Ids,
+numbers and evidence values stay as they are, so JSON output compares across languages.
+Pure Python; no streamlit.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from dashboard.diagnosis.i18n import en, zh
+
+LANGS = ("en", "zh")
+DEFAULT_LANG = "en"
+CATALOGS: dict[str, ModuleType] = {"zh": zh}  # English is the source; every other language has a catalog here
+LOCALE_VARS = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")  # gettext's order: the first one set decides
+
+
+def parse_lang(value: str | None) -> str | None:
+    """"zh", "zh_CN.UTF-8", "zh-Hans", "ZH" -> "zh"; "en_US" -> "en"; anything else (C, fr_FR, "") -> None."""
+    m = re.match(r"\s*([A-Za-z]{2})(?:$|[_.@:\-])", value or "")
+    lang = m.group(1).lower() if m else None
+    return lang if lang in LANGS else None
+
+
+def default_lang(environ: Mapping[str, str] | None = None) -> str:
+    """The language of the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), English when it is none of ours."""
+    environ = os.environ if environ is None else environ
+    for var in LOCALE_VARS:
+        value = environ.get(var, "")
+        if value:
+            return parse_lang(value.split(":")[0]) or DEFAULT_LANG
+    return DEFAULT_LANG
+
+
+def _catalog(lang: str) -> ModuleType | None:
+    if lang not in LANGS:
+        raise ValueError(f"language {lang!r}: known languages are {', '.join(LANGS)}")
+    return CATALOGS.get(lang)
+
+
+def label(key: str, lang: str, **values: Any) -> str:
+    """A label around the findings ("check first", "steps 3-9"), filled with `values`."""
+    cat = _catalog(lang)
+    text = (cat.LABELS if cat else en.LABELS).get(key) or en.LABELS[key]
+    return text.format(**values) if values else text
+
+
+@cache
+def _title_patterns(lang: str, rule_id: str) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p), t) for p, t in _catalog(lang).TITLES.get(rule_id, ()))
+
+
+def title(rule_id: str, english: str, lang: str) -> str:
+    """A finding's title; one the catalog has no pattern for falls back to the rule's translated symptom."""
+    if _catalog(lang) is None:
+        return english
+    for pattern, template in _title_patterns(lang, rule_id):
+        m = pattern.fullmatch(english)
+        if m:
+            words = getattr(_catalog(lang), "WORDS", {})
+            return template.format(**{k: words.get(v, v or "") for k, v in m.groupdict().items()})
+    return symptom(rule_id, english, lang)
+
+
+def has_title(rule_id: str, english: str, lang: str) -> bool:
+    """Whether the catalog translates this exact title (not by falling back to the symptom)."""
+    return _catalog(lang) is None or any(p.fullmatch(english) for p, _ in _title_patterns(lang, rule_id))
+
+
+def symptom(rule_id: str, english: str, lang: str) -> str:
+    cat = _catalog(lang)
+    return english if cat is None else cat.SYMPTOMS.get(rule_id, english)
+
+
+def check(c: Any, lang: str) -> Any:
+    """A Check with its `what` and `how` in `lang`; id and link unchanged."""
+    cat = _catalog(lang)
+    if cat is None or c.id not in cat.CHECKS:
+        return c
+    what, how = cat.CHECKS[c.id]
+    return replace(c, what=what, how=how)
+
+
+def question(number: int, english: str, lang: str) -> str:
+    cat = _catalog(lang)
+    return english if cat is None else cat.QUESTIONS.get(number, english)
+
+
+def localise_finding(f: Any, lang: str) -> Any:
+    if _catalog(lang) is None:
+        return f
+    return replace(f, title=title(f.rule_id, f.title, lang), symptom=symptom(f.rule_id, f.symptom, lang),
+                   checks=tuple(check(c, lang) for c in f.checks))
+
+
+def localise_answer(a: Any, lang: str) -> Any:
+    from dashboard.diagnosis.config_questions import UNKNOWN
+
+    if _catalog(lang) is None:
+        return a
+    return replace(a, question=question(a.number, a.question, lang),
+                   answer=label("unknown", lang) if a.answer == UNKNOWN else a.answer)
+
+
+def localise(diagnosis: Any, lang: str) -> Any:
+    """The Diagnosis with its findings and configuration answers in `lang` (a new object; English: the same)."""
+    if _catalog(lang) is None:
+        return diagnosis
+    return replace(diagnosis, findings=[localise_finding(f, lang) for f in diagnosis.findings],
+                   config_answers=[localise_answer(a, lang) for a in diagnosis.config_answers])
+
+
+def to_dict(diagnosis: Any, lang: str) -> dict[str, Any]:
+    """The JSON of a diagnosis in `lang`: stable ids (rule_id, check id, question number) beside the texts."""
+    out = localise(diagnosis, lang).to_dict()
+    for entry, a in zip(out.get("config", []), diagnosis.config_answers):
+        entry.setdefault("number", a.number)
+    out["lang"] = lang
+    return out
