@@ -315,7 +315,8 @@ def test_cli_text_json_exit_codes(tmp_path, capsys):
     write(tmp_path, s, name="bad")
     write(tmp_path, healthy_series(), name="good")
     assert diagnose_main([str(tmp_path / "good")]) == 0
-    assert "no findings" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no findings" in out and "verdict: healthy: the reward rises" in out
     assert diagnose_main([str(tmp_path / "bad")]) == 0  # findings alone do not fail without --fail-on
     out = capsys.readouterr().out
     assert "[CRITICAL] NaN/inf in 1 metric(s) from step 3" in out and "check first:" in out
@@ -324,6 +325,7 @@ def test_cli_text_json_exit_codes(tmp_path, capsys):
     capsys.readouterr()
     assert diagnose_main([str(tmp_path / "bad"), "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
+    assert doc[str(tmp_path / "bad")]["verdict"]["kind"] == "unstable"
     f = doc[str(tmp_path / "bad")]["findings"][0]
     assert f["rule_id"] == "non_finite" and f["step_range"] == [3, 3]
     assert diagnose_main([str(tmp_path / "missing")]) == 2
@@ -334,8 +336,11 @@ def test_cli_until_step_diagnoses_the_run_as_it_stood(tmp_path, capsys):
     s = healthy_series(30)
     s["loss/total"][3] = math.inf
     write(tmp_path, s, name="bad")
-    assert diagnose_main([str(tmp_path / "bad"), "--until-step", "2", "--fail-on", "critical"]) == 0
-    assert "== " + str(tmp_path / "bad") + ": 3 steps (last 2)" in capsys.readouterr().out
+    # 3 steps: nothing fired, but that is no clean bill of health: exit 3, and the verdict says why
+    assert diagnose_main([str(tmp_path / "bad"), "--until-step", "2", "--fail-on", "critical"]) == 3
+    out = capsys.readouterr().out
+    assert "== " + str(tmp_path / "bad") + ": 3 steps (last 2)" in out and "no findings" not in out
+    assert "verdict: can't judge yet: only 3 logged step(s) with a reward; the trend tests need 20" in out
     assert diagnose_main([str(tmp_path / "bad"), "--until-step", "3", "--fail-on", "critical"]) == 1
     assert "NaN/inf in 1 metric(s) from step 3" in capsys.readouterr().out
     assert diagnose_main([str(tmp_path / "bad"), "--until-step", "3", "--watch"]) == 2
@@ -502,3 +507,13 @@ def test_entropy_near_zero_from_the_first_step_is_low_diversity_and_placeholder_
     d = diagnose(write(tmp_path, s, name="placeholder"))
     assert not {"low_diversity", "entropy_collapse", "no_learning"} & fired(d)
     assert any(n.rule_id == "entropy_collapse" and "not logged" in n.reason for n in d.not_judged)
+
+
+def test_the_verdict_comes_first_and_a_run_without_rows_cannot_be_judged(tmp_path):
+    empty = diagnose(Bare(pd.DataFrame({"step": []})))
+    assert empty.verdict.kind == "cant_judge" and empty.verdict.text == "can't judge yet: the run has no metric rows yet"
+    assert empty.to_dict()["verdict"]["label"] == "can't judge yet"
+    s = healthy_series(100)
+    s["reward/mean"] = np.full(100, 0.3) + np.random.default_rng(8).normal(0, 0.01, 100)
+    assert diagnose(write(tmp_path, s, name="flat")).verdict.kind == "not_learning"
+    assert diagnose(write(tmp_path, healthy_series(100), name="ok")).verdict.kind == "healthy"

@@ -1,7 +1,8 @@
 """grpo-diagnose RUN [RUN ...]: the findings in the terminal (or as JSON), with an exit status to gate on.
 
 Exit status: 0 when every run could be read (whatever it found), 1 when --fail-on is given and a finding
-of that severity or worse was found, 2 when a run could not be read (the message names it).
+of that severity or worse was found, 2 when a run could not be read (the message names it), 3 when every
+run was read but one cannot be judged yet (no rows, or too few points for the trend tests; its verdict says why).
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def format_text(name: str, d: Diagnosis, verbose: bool, lang: str = "en") -> str
     if verbose and d.not_judged:
         body.append(label("could_not_judge", lang))
         body += [f"  {n.rule_id}: {n.reason}" for n in d.not_judged]
-    return "\n".join([head, *body])
+    if not d.findings and d.verdict.kind == "cant_judge":
+        body = body[1:]  # the verdict says "can't judge" and why; "no findings" would read as a clean bill
+    return "\n".join([head, f"verdict: {d.verdict.text}", *body])
 
 
 def worst(d: Diagnosis) -> int:
@@ -140,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         bar = SEVERITY_ORDER[args.fail_on]
         if any(worst(d) <= bar for d in results.values()):
             return 1
+    if any(d.verdict.kind == "cant_judge" for d in results.values()):
+        return 3
     return 0
 
 

@@ -23,6 +23,7 @@ from dashboard.diagnosis.config_questions import Answer, answer_questions
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding, NotJudged, sort_findings
 from dashboard.diagnosis.registry import RULES
+from dashboard.diagnosis.verdict import Verdict, verdict
 
 
 @dataclass
@@ -32,6 +33,8 @@ class Diagnosis:
     config_answers: list[Answer] = field(default_factory=list)
     steps: int = 0  # logged steps the rules saw
     last_step: int | None = None
+    # the one line shown before the findings
+    verdict: Verdict = field(default_factory=lambda: Verdict("cant_judge", "not diagnosed"))
 
     def counts(self) -> dict[str, int]:
         out = {"critical": 0, "warning": 0, "info": 0}
@@ -40,7 +43,9 @@ class Diagnosis:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return _json_safe({"steps": self.steps, "last_step": self.last_step, "counts": self.counts(),
+        v = {"kind": self.verdict.kind, "label": self.verdict.label, "reason": self.verdict.reason,
+             "text": self.verdict.text}
+        return _json_safe({"verdict": v, "steps": self.steps, "last_step": self.last_step, "counts": self.counts(),
                            "findings": [f.to_dict() for f in self.findings],
                            "not_judged": [{"rule_id": n.rule_id, "reason": n.reason} for n in self.not_judged],
                            "config": [{"question": a.question, "answer": a.answer, "keys": list(a.keys)}
@@ -83,4 +88,5 @@ def diagnose(run: Any, rules: list[str] | None = None) -> Diagnosis:
         answers = answer_questions(d.config, d.source) if d.config else []
     except Exception:  # noqa: BLE001 - an odd config value must not stop the diagnosis
         answers = []
-    return Diagnosis(sort_findings(findings), not_judged, answers, d.n, int(d.steps[-1]) if d.n else None)
+    findings = sort_findings(findings)
+    return Diagnosis(findings, not_judged, answers, d.n, int(d.steps[-1]) if d.n else None, verdict(d, findings))

@@ -55,13 +55,16 @@ def eval_trend(d: RunData) -> tuple[str, stats.Trend] | None:
 RISE_BAND = 0.1  # a rise counts when even its CI's low end is a tenth of the reward's spread between responses
 
 
+def rises(d: RunData, t: stats.Trend | None) -> bool:
+    """True when a reward trend rises significantly and even its CI's low end is RISE_BAND of the reward's spread."""
+    return t is not None and t.direction() == "up" and t.change_ci[0] > RISE_BAND * reward_scale(d)[0]
+
+
 def improving(d: RunData) -> bool:
     """True when the reward rises significantly and by a part of its own spread that matters, or the eval score
     rises significantly: the run learns."""
-    t = reward_trend(d)
     e = eval_trend(d)
-    up = t is not None and t.direction() == "up" and t.change_ci[0] > RISE_BAND * reward_scale(d)[0]
-    return up or (e is not None and e[1].direction() == "up")
+    return rises(d, reward_trend(d)) or (e is not None and e[1].direction() == "up")
 
 
 def no_update_steps(d: RunData) -> tuple[np.ndarray, str] | None:

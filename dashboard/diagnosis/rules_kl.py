@@ -120,7 +120,7 @@ def kl_clip_explode(d: RunData):
     title = "KL / clip fraction explode" if severe else "KL jumps far above its own level"
     severity = "critical" if severe else "warning"
     catastrophic = any(e.metric == "policy/kl_ref" and e.value >= KL_CATASTROPHIC for e in ev)
-    if after is not None and after.direction() == "up" and not catastrophic:
+    if facts.rises(d, after) and not catastrophic:
         # the reward keeps climbing through it: worth knowing, not a run that fails
         severity, title = "info", title + " while the reward keeps rising"
         ev.append(evidence("reward/mean", after.change, None, "Theil-Sen change from the jump on",

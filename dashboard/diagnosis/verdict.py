@@ -1,0 +1,72 @@
+"""The one-line verdict shown before the findings: healthy / not learning / unstable / can't judge yet, with why.
+
+Pure: findings plus a few facts of the run in, a `Verdict` out. Which verdict a finding supports is data (the
+tables below), not a branch per rule. "Can't judge" is never "no findings": a run with no rows, or too few
+points for the trend tests, says so and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from dashboard.diagnosis import facts
+from dashboard.diagnosis.context import RunData
+from dashboard.diagnosis.findings import Finding
+from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS
+
+Kind = Literal["healthy", "not_learning", "unstable", "cant_judge"]
+LABELS: dict[str, str] = {"healthy": "healthy", "not_learning": "not learning", "unstable": "unstable",
+                          "cant_judge": "can't judge yet"}
+# rule id -> the verdict its finding (critical, or warning for these) supports
+UNSTABLE = ("non_finite", "kl_clip_explode", "first_step_ratio")
+NOT_LEARNING = ("reward_constant", "reward_flat", "no_learning", "verifier_suspect", "zero_variance_groups",
+                "sparse_reward", "truncation", "eval_diverges")
+# a warning of these says "not learning" on its own: they are the statement itself, only less sure
+NOT_LEARNING_AT_WARNING = ("reward_flat", "no_learning", "reward_constant")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: Kind
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.kind]
+
+    @property
+    def text(self) -> str:
+        return f"{self.label}: {self.reason}"
+
+
+def _first(findings: list[Finding], rule_ids: tuple[str, ...], severities: tuple[str, ...]) -> Finding | None:
+    return next((f for f in findings if f.rule_id in rule_ids and f.severity in severities), None)
+
+
+def verdict(d: RunData, findings: list[Finding]) -> Verdict:
+    """findings: sorted, most severe first (engine.diagnose)."""
+    if d.n == 0:
+        return Verdict("cant_judge", "the run has no metric rows yet")
+    if (f := _first(findings, UNSTABLE, ("critical",))) is not None:
+        return Verdict("unstable", f.title)
+    if (f := _first(findings, NOT_LEARNING, ("critical",))) is not None:
+        return Verdict("not_learning", f.title)
+    r = d.dense(facts.REWARD)
+    points = 0 if r is None else len(r[1])
+    if r is None:
+        return Verdict("cant_judge", f"no reward is logged ({d.n} logged steps): whether it learns is unknown")
+    if points < MIN_TREND_STEPS:
+        return Verdict("cant_judge", f"only {points} logged step(s) with a reward; the trend tests need "
+                       f"{MIN_TREND_STEPS}")
+    if (f := _first(findings, NOT_LEARNING_AT_WARNING, ("warning",))) is not None:
+        return Verdict("not_learning", f.title)
+    if (f := _first(findings, UNSTABLE, ("warning",))) is not None:
+        return Verdict("unstable", f.title)
+    t = facts.reward_trend(d)
+    how = (f"reward {'+' if t.change >= 0 else ''}{t.change:.3g} over steps {t.first_step:.0f}-{t.last_step:.0f} "
+           f"(Mann-Kendall p = {t.p:.2g})") if t is not None else "no trend test"
+    warn = sum(f.severity == "warning" for f in findings)
+    if facts.improving(d):
+        return Verdict("healthy", f"the reward rises: {how}" + (f"; {warn} warning(s) to read" if warn else ""))
+    return Verdict("healthy", f"no finding says otherwise: {how}" + (f"; {warn} warning(s) to read" if warn else ""))
