@@ -113,6 +113,34 @@ def test_every_check_has_both_languages():
     assert not set(zh.CHECKS) - set(checks), "zh.CHECKS holds checks no rule writes any more"
 
 
+def verdict_reasons_in_source() -> list[str]:
+    """Every reason a `Verdict(kind, reason)` in verdict.py can give, except a finding's title (f.title)."""
+    tree = ast.parse((DIAGNOSIS / "verdict.py").read_text())
+    out = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        assigned: dict[str, list[ast.AST]] = {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name):
+                assigned.setdefault(n.targets[0].id, []).append(n.value)
+        for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+            if getattr(call.func, "id", None) == "Verdict" and len(call.args) == 2:
+                out += _strings(call.args[1], assigned)
+    return out
+
+
+def test_the_verdict_in_both_languages():
+    from dashboard.diagnosis import verdict
+
+    assert set(zh.VERDICTS) == set(verdict.LABELS)
+    reasons = verdict_reasons_in_source()
+    assert len(reasons) >= 4  # the scan does see them
+    assert not [r for r in reasons if not i18n.has_verdict_reason(r, "zh")], reasons
+    v = i18n.localise_verdict(verdict.Verdict("healthy", "the reward rises: reward +0.276 over steps 0-199 "
+                                              "(Mann-Kendall p = 4e-27); 2 warning(s) to read"), "zh")
+    assert v.text == "健康：reward 在上升：第 0-199 步 reward 变化 +0.276（Mann-Kendall p = 4e-27）；另有 2 条警告值得一读"
+    assert v.kind == "healthy"
+
+
 def test_questions_and_labels_in_both_languages():
     assert sorted(zh.QUESTIONS) == list(range(1, len(QUESTIONS) + 1))
     assert set(zh.LABELS) == set(en.LABELS)
@@ -190,6 +218,7 @@ def test_every_finding_on_sample_and_real_runs_reads_in_chinese():
             continue
         z = i18n.localise(d, "zh")
         assert i18n.localise(d, "en") is d
+        assert z.verdict.kind == d.verdict.kind and CJK.search(z.verdict.text), (path.name, z.verdict.text)
         for f, g in zip(d.findings, z.findings, strict=True):
             seen += 1
             assert i18n.has_title(f.rule_id, f.title, "zh"), (path.name, f.rule_id, f.title)

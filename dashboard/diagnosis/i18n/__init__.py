@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -60,16 +60,30 @@ def _title_patterns(lang: str, rule_id: str) -> tuple[tuple[re.Pattern, str], ..
     return tuple((re.compile(p), t) for p, t in _catalog(lang).TITLES.get(rule_id, ()))
 
 
+@cache
+def _reason_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p), t) for p, t in _catalog(lang).VERDICT_REASONS)
+
+
+def _by_pattern(english: str, patterns: tuple[tuple[re.Pattern, str], ...], lang: str) -> str | None:
+    """The template of the first pattern that matches all of `english`, its groups filled in (a group's text
+    through the catalog's WORDS; a group named `how` through the same patterns); None when none matches."""
+    words = _catalog(lang).WORDS
+    for pattern, template in patterns:
+        m = pattern.fullmatch(english)
+        if m:
+            values = {k: words.get(v, v or "") for k, v in m.groupdict().items()}
+            if m.groupdict().get("how"):
+                values["how"] = _by_pattern(m.group("how"), patterns, lang) or m.group("how")
+            return template.format(**values)
+    return None
+
+
 def title(rule_id: str, english: str, lang: str) -> str:
     """A finding's title; one the catalog has no pattern for falls back to the rule's translated symptom."""
     if _catalog(lang) is None:
         return english
-    for pattern, template in _title_patterns(lang, rule_id):
-        m = pattern.fullmatch(english)
-        if m:
-            words = getattr(_catalog(lang), "WORDS", {})
-            return template.format(**{k: words.get(v, v or "") for k, v in m.groupdict().items()})
-    return symptom(rule_id, english, lang)
+    return _by_pattern(english, _title_patterns(lang, rule_id), lang) or symptom(rule_id, english, lang)
 
 
 def has_title(rule_id: str, english: str, lang: str) -> bool:
@@ -89,6 +103,43 @@ def check(c: Any, lang: str) -> Any:
         return c
     what, how = cat.CHECKS[c.id]
     return replace(c, what=what, how=how)
+
+
+@dataclass(frozen=True)
+class LocalVerdict:
+    """A verdict.Verdict in another language: the same kind, label and reason translated."""
+
+    kind: str
+    reason: str
+    label: str
+    sep: str = ": "
+
+    @property
+    def text(self) -> str:
+        return f"{self.label}{self.sep}{self.reason}"
+
+
+def verdict_reason(reason: str, lang: str, findings: tuple | list = ()) -> str:
+    """A verdict's reason: a finding's title (translated as that finding's), or one of the catalog's patterns;
+    English when neither (has_verdict_reason tells the tests)."""
+    if _catalog(lang) is None:
+        return reason
+    f = next((f for f in findings if f.title == reason), None)
+    if f is not None:
+        return title(f.rule_id, reason, lang)
+    return _by_pattern(reason, _reason_patterns(lang), lang) or reason
+
+
+def has_verdict_reason(reason: str, lang: str) -> bool:
+    return _catalog(lang) is None or _by_pattern(reason, _reason_patterns(lang), lang) is not None
+
+
+def localise_verdict(v: Any, lang: str, findings: tuple | list = ()) -> Any:
+    cat = _catalog(lang)
+    if cat is None or v is None:
+        return v
+    return LocalVerdict(v.kind, verdict_reason(v.reason, lang, findings), cat.VERDICTS.get(v.kind, v.label),
+                        label("sep", lang))
 
 
 def question(number: int, english: str, lang: str) -> str:
@@ -116,8 +167,10 @@ def localise(diagnosis: Any, lang: str) -> Any:
     """The Diagnosis with its findings and configuration answers in `lang` (a new object; English: the same)."""
     if _catalog(lang) is None:
         return diagnosis
+    extra = {"verdict": localise_verdict(diagnosis.verdict, lang, diagnosis.findings)} if hasattr(
+        diagnosis, "verdict") else {}
     return replace(diagnosis, findings=[localise_finding(f, lang) for f in diagnosis.findings],
-                   config_answers=[localise_answer(a, lang) for a in diagnosis.config_answers])
+                   config_answers=[localise_answer(a, lang) for a in diagnosis.config_answers], **extra)
 
 
 def to_dict(diagnosis: Any, lang: str) -> dict[str, Any]:

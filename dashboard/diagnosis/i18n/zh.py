@@ -73,6 +73,27 @@ TITLES: dict[str, tuple[tuple[str, str], ...]] = {
                             "参考模型不是训练起点的 policy（第 {s} 步参考 KL 就很高）"),),
 }
 
+# The one-line verdict (verdict.py): its kinds, and its reasons when they are not a finding's title (those are
+# translated as that finding's title). A group named `how` is itself translated by these patterns.
+VERDICTS: dict[str, str] = {"healthy": "健康", "not_learning": "不学习", "unstable": "不稳定",
+                            "cant_judge": "还无法判断"}
+VERDICT_REASONS: tuple[tuple[str, str], ...] = (
+    (r"the run has no metric rows yet", "这个 run 还没有任何指标行"),
+    (r"not diagnosed", "尚未诊断"),
+    (r"no reward is logged \((?P<n>.+) logged steps\): whether it learns is unknown",
+     "没有记录 reward（已记录 {n} 步）：无法判断是否在学习"),
+    (r"only (?P<p>.+) logged step\(s\) with a reward; the trend tests need (?P<m>.+)",
+     "只有 {p} 步记录了 reward；趋势检验至少需要 {m} 步"),
+    (r"the reward rises: (?P<how>.+); (?P<w>\d+) warning\(s\) to read", "reward 在上升：{how}；另有 {w} 条警告值得一读"),
+    (r"the reward rises: (?P<how>.+)", "reward 在上升：{how}"),
+    (r"no finding says otherwise: (?P<how>.+); (?P<w>\d+) warning\(s\) to read",
+     "没有发现说明有问题：{how}；另有 {w} 条警告值得一读"),
+    (r"no finding says otherwise: (?P<how>.+)", "没有发现说明有问题：{how}"),
+    (r"reward (?P<c>\S+) over steps (?P<a>\S+)-(?P<b>\S+) \(Mann-Kendall p = (?P<p>\S+)\)",
+     "第 {a}-{b} 步 reward 变化 {c}（Mann-Kendall p = {p}）"),
+    (r"no trend test", "没有做趋势检验"),
+)
+
 # Words an English title carries in a pattern's group, e.g. "(mostly all-fail)"; others pass as they are.
 WORDS: dict[str, str] = {"all-fail": "全错", "all-pass": "全对", "near 0": "接近 0", "near 1": "接近 1",
                          "too hard, or the verifier rejects right answers": "过难，或 verifier 把正确答案判错",
