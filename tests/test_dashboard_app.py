@@ -114,6 +114,7 @@ def test_diagnosis_page_shows_findings_of_broken_verifier():
 def test_diagnosis_page_healthy_run_says_no_findings():
     at = open_page("diagnosis", ["root/healthy"])
     assert any("No findings" in s.value for s in at.success)
+    assert at.success[0].value.startswith("**Verdict: healthy**: the reward rises")  # the verdict comes first
 
 
 def test_diagnosis_page_without_engine_says_so(monkeypatch):

@@ -24,7 +24,11 @@ except data.DiagnosisFailed as e:
 if diagnosis is None:
     st.warning("The diagnosis engine (dashboard.diagnosis) is not available in this installation.")
     st.stop()
-if not diagnosis.findings:
+# The verdict first, one line; "can't judge yet" (no rows, too few points) is never shown as "no findings".
+VERDICT_BOX = {"healthy": st.success, "not_learning": st.error, "unstable": st.error, "cant_judge": st.info}
+verdict = diagnosis.verdict
+VERDICT_BOX[verdict.kind](f"**Verdict: {escape_md(verdict.label)}**: {escape_md(verdict.reason)}")
+if not diagnosis.findings and verdict.kind != "cant_judge":
     st.success("No findings: no rule fired on this run.")
 
 
