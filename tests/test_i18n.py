@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -231,27 +228,36 @@ def test_every_finding_on_sample_and_real_runs_reads_in_chinese():
     assert seen >= 30
 
 
-def grpo_diagnose(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    e = {k: v for k, v in os.environ.items() if k not in i18n.LOCALE_VARS} | (env or {})
-    return subprocess.run([sys.executable, "-m", "dashboard.diagnosis.cli", *args], capture_output=True, text=True,
-                          cwd=REPO, env=e, timeout=120, check=False)
+def grpo_diagnose(monkeypatch, capsys, *args: str, env: dict | None = None) -> tuple[int, str, str]:
+    """grpo-diagnose in this process under a locale of `env` alone: (exit status, stdout, stderr)."""
+    from dashboard.diagnosis.cli import main
+
+    for var in i18n.LOCALE_VARS:
+        monkeypatch.delenv(var, raising=False)
+    for k, v in (env or {}).items():
+        monkeypatch.setenv(k, v)
+    try:
+        code = main(list(args))
+    except SystemExit as e:  # argparse: --version, a bad choice
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
-def test_cli_lang_text_json_and_locale_default():
+def test_cli_lang_text_json_and_locale_default(monkeypatch, capsys):
     run = str(SAMPLE_RUNS / "small_group")
-    out_zh = grpo_diagnose(run, "--lang", "zh")
-    assert out_zh.returncode == 0, out_zh.stderr
-    assert "group 太小（G = 2）" in out_zh.stdout and "优先检查：" in out_zh.stdout and "[警告]" in out_zh.stdout
-    assert "1. advantage 是按 prompt group、整个 batch，还是不除标准差？" in out_zh.stdout
-    out_en = grpo_diagnose(run)  # no locale at all: English
-    assert "Group too small (G = 2)" in out_en.stdout and "check first:" in out_en.stdout
-    assert not CJK.search(out_en.stdout.split("configuration (notes")[0])
-    by_locale = grpo_diagnose(run, env={"LANG": "zh_CN.UTF-8"})
-    assert by_locale.stdout == out_zh.stdout
-    assert grpo_diagnose(run, "--lang", "en", env={"LANG": "zh_CN.UTF-8"}).stdout == out_en.stdout
+    code, out_zh, err = grpo_diagnose(monkeypatch, capsys, run, "--lang", "zh")
+    assert code == 0, err
+    assert "group 太小（G = 2）" in out_zh and "优先检查：" in out_zh and "[警告]" in out_zh
+    assert "1. advantage 是按 prompt group、整个 batch，还是不除标准差？" in out_zh
+    out_en = grpo_diagnose(monkeypatch, capsys, run)[1]  # no locale at all: English
+    assert "Group too small (G = 2)" in out_en and "check first:" in out_en
+    assert not CJK.search(out_en.split("configuration (notes")[0])
+    assert grpo_diagnose(monkeypatch, capsys, run, env={"LANG": "zh_CN.UTF-8"})[1] == out_zh
+    assert grpo_diagnose(monkeypatch, capsys, run, "--lang", "en", env={"LANG": "zh_CN.UTF-8"})[1] == out_en
 
-    js = json.loads(grpo_diagnose(run, "--lang", "zh", "--format", "json").stdout)[run]
-    je = json.loads(grpo_diagnose(run, "--format", "json").stdout)[run]
+    js = json.loads(grpo_diagnose(monkeypatch, capsys, run, "--lang", "zh", "--format", "json")[1])[run]
+    je = json.loads(grpo_diagnose(monkeypatch, capsys, run, "--format", "json")[1])[run]
     assert (js["lang"], je["lang"]) == ("zh", "en")
     assert [f["rule_id"] for f in js["findings"]] == [f["rule_id"] for f in je["findings"]]
     assert [[c["id"] for c in f["checks"]] for f in js["findings"]] == \
@@ -261,8 +267,8 @@ def test_cli_lang_text_json_and_locale_default():
     assert (js["config"][0]["number"], js["config"][0]["question"]) == (1, zh.QUESTIONS[1])
 
 
-def test_cli_version_and_bad_lang():
-    out = grpo_diagnose("--version")
-    assert out.returncode == 0 and re.fullmatch(r"grpo-diagnose \d+\.\d+\.\d+\S*\n", out.stdout), out.stdout
-    bad = grpo_diagnose(str(SAMPLE_RUNS / "healthy"), "--lang", "fr")
-    assert bad.returncode == 2 and "invalid choice: 'fr'" in bad.stderr
+def test_cli_version_and_bad_lang(monkeypatch, capsys):
+    code, out, _ = grpo_diagnose(monkeypatch, capsys, "--version")
+    assert code == 0 and re.fullmatch(r"grpo-diagnose \d+\.\d+\.\d+\S*\n", out), out
+    code, _, err = grpo_diagnose(monkeypatch, capsys, str(SAMPLE_RUNS / "healthy"), "--lang", "fr")
+    assert code == 2 and "invalid choice: 'fr'" in err
