@@ -206,4 +206,4 @@ def _load_readers() -> None:
 # Each foreign reader module registers itself on import; add new readers here.
 READER_MODULES: list[str] = ["collectors.readers.tensorboard", "collectors.readers.verl", "collectors.readers.trl",
                              "collectors.readers.wandb_offline", "collectors.readers.wandb_online", "collectors.readers.generic",
-                             "collectors.readers.kvtext"]
+                             "collectors.readers.kvtext", "collectors.readers.trl_console"]

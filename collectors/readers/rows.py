@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from collectors.meta import RunMeta
-from collectors.readers.synonyms import to_canonical, user_map
+from collectors.readers.synonyms import rename_plan, to_canonical, user_map
 from collectors.run import NAN_AT, Problem, Run
 
 # Fewer rows than this say nothing about a column being a placeholder (the KL to the reference is 0 at the
@@ -27,13 +27,14 @@ MIN_ROWS_UNMEASURED = 3
 _KEEP = ("step", "wall_time", "_seq")
 
 
-def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """Logged values -> float columns; (numbers, {column: logged-NaN mask}, {column: non-numeric mask}).
+def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
+    """Logged values -> float columns; (numbers, {column: logged-NaN mask}, {column: non-numeric mask}, text columns).
 
     A numeric string ("0.25", as older TRL prints) is its number; a null stays null; anything else
-    (text, a list) is null and reported by the caller from the mask.
+    (text, a list) is null and reported by the caller from the mask. A column with no number at all is
+    text (a label logged beside the metrics) and left out.
     """
-    out, nans, bad = {}, {}, {}
+    out, nans, bad, text = {}, {}, {}, []
     for col in frame.columns:
         s = frame[col]
         if s.dtype.kind in "fiub":  # a NaN here may be a null: the parser says which were logged NaNs
@@ -46,10 +47,14 @@ def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], d
             logged_nan = given & is_nan & s.map(_is_nan_word).to_numpy(dtype=bool)
             if logged_nan.any():
                 nans[col] = logged_nan
-            if (wrong := given & is_nan & ~logged_nan).any():
+            wrong = given & is_nan & ~logged_nan
+            if wrong.any() and wrong.sum() == given.sum() and not logged_nan.any():
+                text.append(col)  # a label the trainer logs beside its numbers (a run name, a mode)
+                continue
+            if wrong.any():
                 bad[col] = wrong
         out[col] = values
-    return pd.DataFrame(out, index=frame.index), nans, bad
+    return pd.DataFrame(out, index=frame.index), nans, bad, text
 
 
 def _scalar_text(v):
@@ -72,6 +77,8 @@ class TextRun(Run):
         self._seq = 0
         self._rows_seen = 0
         self._valued: set[str] = set()  # columns with at least one non-null value
+        self._text: set[str] = set()  # logged columns holding labels, not numbers
+        self._logged_as: dict[str, str] = {}  # canonical name -> the name as logged
         self._nonzero: set[str] = set()
         self._all_zero: set[str] = set()
         self._view: tuple[pd.DataFrame, pd.DataFrame] | None = None
@@ -105,11 +112,16 @@ class TextRun(Run):
         frame, lines = frame[ok], lines[ok]
         if not len(frame):
             return []
-        values, word_nans, bad = numeric(frame.drop(columns=["step"]))
+        values, word_nans, bad, text = numeric(frame.drop(columns=["step"]))
+        if new_text := [c for c in text if c not in self._text]:
+            self._text.update(new_text)
+            self._note(Problem(file, f"text, not metrics: {', '.join(new_text[:5])}; left out"))
         nans = {c: m[ok] for c, m in (nans or {}).items() if c in values.columns} | word_nans
         for col, mask in bad.items():
             self._note(Problem(file, f"line {', '.join(map(str, lines[mask][:3]))}: non-numeric {col}; left null"))
         named = to_canonical(values, self.mapping)
+        for col, name in rename_plan(values.columns, self.mapping).items():
+            self._logged_as.setdefault(name, col)
         named.insert(0, "step", steps[ok].to_numpy().astype(np.int64))
         nan_at = self._nan_steps(named, values, nans)
         named = self._merge_steps(named, file)
@@ -123,8 +135,6 @@ class TextRun(Run):
     def _nan_steps(self, named: pd.DataFrame, values: pd.DataFrame, nans: dict[str, np.ndarray]) -> dict:
         if not nans:
             return {}
-        from collectors.readers.synonyms import rename_plan
-
         plan = rename_plan(values.columns, self.mapping)
         steps = named["step"].to_numpy()
         out: dict[str, list[int]] = {}
@@ -164,7 +174,8 @@ class TextRun(Run):
             self._all_zero = zero
             self.problems = [p for p in self.problems if "not measured" not in p.message]
             if zero:
-                self._note(Problem(file, f"{', '.join(sorted(zero))}: 0 on every row, so not measured; "
+                names = [c if self._logged_as.get(c, c) == c else f"{self._logged_as[c]} ({c})" for c in sorted(zero)]
+                self._note(Problem(file, f"{', '.join(names)}: 0 on every row, so not measured; "
                                          "left out of the metrics"))
         self._view = None
 

@@ -1,0 +1,208 @@
+"""TRL / transformers Trainer console logs: the log dicts the Trainer prints, with tqdm bars and other output
+between them (`python train.py > train.log 2>&1`).
+
+What the console holds: each logging step, transformers' ProgressCallback writes `str(logs)` with
+`tqdm.write` (PrinterCallback `print`s it when tqdm is off): `{'loss': 0.016, 'grad_norm': ..., 'reward': ...}`;
+older TRL versions print the values as strings. Eval dicts carry `eval_*` keys; the last dict is the train
+summary (`train_runtime`, `train_loss`), kept in `meta.info["train_summary"]`, not as a row. The dicts hold
+no step, so it comes from what the log says, first that applies (and a reader note says which):
+  1. tqdm's own trace of each write: `tqdm.write` clears the bars (a run of spaces) and redraws the
+     training bar at the same `N/M` counter, on stderr, in time; the dict goes to stdout, which a file
+     redirect may buffer, so the dicts can arrive in blocks, later. The k-th write belongs to the k-th dict
+     (a clear followed by a new count is a closing eval bar, not a write);
+  2. `logging_steps` from a printed config (TrainingArguments / GRPOConfig repr, a Namespace, a dict):
+     the k-th training dict is step k * logging_steps;
+  3. a finished bar's total M over the n training dicts, when n divides M (logging every M / n steps);
+  4. else the dict's position (1, 2, ...), said to be an assumption.
+An eval dict without its own write takes the step of the training dict before it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from collectors.meta import RunMeta
+from collectors.readers.linetail import LineTail
+from collectors.readers.rows import TextRun
+from collectors.run import Problem
+from collectors.sources import register_source
+
+DETECT_BYTES = 4 << 20
+SUFFIXES = (".log", ".txt", ".out")
+_SEG_RE = re.compile(rb"[\r\n]")
+_ANSI_RE = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")  # colours, and the cursor moves of nested bars
+_BAR_RE = re.compile(rb"^\s*\d+%\|[^|]*\|\s*(\d+)/(\d+) \[")  # the Trainer's bar has no description
+_DICT_RE = re.compile(rb"^\{'[^']+': ")
+_LOGGING_STEPS_RE = re.compile(rb"""logging_steps['"]?\s*[=:]\s*['"]?(\d+)""")
+_SUMMARY_KEYS = ("train_runtime", "train_loss")
+_TRAIN_KEYS = ("loss", "reward", "learning_rate", "grad_norm", "kl", "completion_length", "completions/mean_length")
+
+
+def detect(target: str) -> bool:
+    """A text log holding at least one Trainer log dict (a dict line with a known training key)."""
+    p = Path(target)
+    if not (p.is_file() and p.suffix in SUFFIXES):
+        return False
+    try:
+        with p.open("rb") as f:
+            head = f.read(DETECT_BYTES)
+    except OSError:
+        return False
+    for m in re.finditer(rb"(?:^|[\r\n])(\{'[^\r\n]*\})", head):
+        if any(f"'{k}': ".encode() in m[1] for k in _TRAIN_KEYS + _SUMMARY_KEYS):
+            return True
+    return False
+
+
+def parse_dict(seg: bytes) -> dict[str, Any] | None:
+    """One printed log dict -> its items (literal_eval: no code runs); None when it is not one."""
+    try:
+        obj = ast.literal_eval(seg.decode("utf-8", "replace").strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) and all(isinstance(k, str) for k in obj) else None
+
+
+def kind(d: dict[str, Any]) -> str:
+    if any(k in d for k in _SUMMARY_KEYS) and not any(k in d for k in ("loss", "reward")):
+        return "summary"
+    if any(k.startswith("eval_") for k in d) and not any(k in d for k in ("loss", "reward")):
+        return "eval"
+    return "train"
+
+
+class TrlConsoleRun(TextRun):
+    def __init__(self, path: Path | str, mapping=None) -> None:
+        path = Path(path)
+        super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="trl-console"), mapping)
+        self._tail = LineTail(path)
+        self._start()
+        self.refresh()
+
+    def _start(self) -> None:
+        self._bar: tuple[int, int] | None = None  # (N, M) of the training bar as last drawn
+        self._total: int | None = None  # M of the training bar (an eval bar has its own)
+        self._dirty = True  # something was drawn or printed since the last clear
+        self._writes: list[int] = []  # bar counter at each tqdm.write
+        self._pending: int | None = None  # a clear not yet followed by the bar's redraw
+        self._dicts: list[tuple[int, str, dict[str, Any]]] = []  # (line, kind, items)
+        self._logging_steps: int | None = None
+        self._line = 1
+        self._emitted = 0
+        self._how: str | None = None
+
+    def _read_new(self) -> list[pd.DataFrame]:
+        block, first, rewritten, _ = self._tail.read_bytes()
+        if rewritten:
+            self._start()
+            self._reset(self.path.name, "file was rewritten; read again from the top")
+        self._line = first
+        self._scan(block)
+        how, steps = self._steps()
+        if how != self._how and self._emitted:  # the evidence changed (the run finished): number them again
+            self._table.reset()
+            self._emitted = 0
+        self._say(how)
+        new = range(self._emitted, len(self._dicts))
+        rows, lines = [], []
+        for i in new:
+            line, k, items = self._dicts[i]
+            if k == "summary":
+                self.meta.info["train_summary"] = items
+                continue
+            rows.append({"step": steps[i], **{key: v for key, v in items.items() if not isinstance(v, (dict, list))}})
+            lines.append(line)
+        self._emitted = len(self._dicts)
+        if any(k == "summary" for _, k, _ in self._dicts):
+            self.meta.status = "finished"
+        return self._emit(pd.DataFrame.from_records(rows), self.path.name, lines) if rows else []
+
+    def _scan(self, block: bytes) -> None:
+        """Bars, clears (a tqdm.write), dicts and a printed logging_steps, in the order they were written."""
+        if self._logging_steps is None and (m := _LOGGING_STEPS_RE.search(block)):
+            self._logging_steps = int(m[1]) or None
+        pos, data = 0, block if block.endswith(b"\n") else block + b"\n"
+        for m in _SEG_RE.finditer(data):
+            seg = data[pos:m.start()]
+            if m.group() == b"\n":
+                self._line += 1
+            pos = m.end()
+            if b"\x1b" in seg:
+                seg = _ANSI_RE.sub(b"", seg)
+            if not seg:
+                continue
+            if bar := _BAR_RE.match(seg):
+                n, total = int(bar[1]), int(bar[2])
+                if self._total is None:
+                    self._total = total  # the first bar without a description is the Trainer's
+                if total == self._total:
+                    if self._pending is not None and n == self._pending:
+                        self._writes.append(n)  # cleared and redrawn at the same count: a tqdm.write
+                    self._pending = None
+                    self._bar = (n, total)
+                self._dirty = True
+            elif not seg.strip(b" "):  # tqdm clears the bars with spaces before a write (or closing a bar)
+                if self._dirty and self._bar is not None and self._pending is None:
+                    self._pending = self._bar[0]
+                self._dirty = False
+            elif _DICT_RE.match(seg) and (items := parse_dict(seg)) is not None:
+                self._dicts.append((self._line, kind(items), items))
+                self._dirty = True
+            else:
+                self._dirty = True
+
+    def _steps(self) -> tuple[str, list[int]]:
+        """(how the steps were found, the step of every dict so far); see the module docstring."""
+        n = len(self._dicts)
+        finished = any(k == "summary" for _, k, _ in self._dicts) or (self._bar and self._bar[0] == self._bar[1])
+        writes = self._writes + ([self._pending] if self._pending is not None else [])
+        if n and len(writes) >= n and (not finished or len(writes) == n):
+            steps = writes[:n]
+            if all(b >= a for a, b in zip(steps, steps[1:])):
+                return "tqdm", steps
+        n_train = sum(k == "train" for _, k, _ in self._dicts)
+        if self._logging_steps:
+            return f"logging_steps={self._logging_steps}", self._every(self._logging_steps)
+        if finished and self._bar and n_train and self._bar[1] % n_train == 0:
+            return f"total={self._bar[1]}", self._every(self._bar[1] // n_train)
+        return "order", self._every(1)
+
+    def _every(self, k: int) -> list[int]:
+        out, step = [], 0
+        for _, kd, _ in self._dicts:
+            if kd == "train":
+                step += k
+            out.append(max(step, k) if kd != "train" else step)
+        return out
+
+    def _say(self, how: str) -> None:
+        if how == self._how:
+            return
+        self._how = how
+        self.problems = [p for p in self.problems if not p.message.startswith("step ")]
+        if how == "tqdm":
+            text = "step taken from the progress bar's N/M counter at each printed dict"
+        elif how.startswith("logging_steps"):
+            text = f"step assumed from the printed {how}: the k-th training dict is step k x {how.split('=')[1]}"
+        elif how.startswith("total"):
+            m = int(how.split("=")[1])
+            text = (f"step assumed from the finished bar's total {m} over the training dicts: logging every "
+                    f"{m // max(1, sum(k == 'train' for _, k, _ in self._dicts))} steps")
+        else:
+            text = "step assumed: the log gives neither bar counters nor logging_steps; dicts numbered 1, 2, ..."
+        self._note(Problem(self.path.name, text))
+
+
+@register_source("trl-console", detect=detect, priority=15, hints={
+    "samples": "a console log holds the printed metrics only; for completions use TRL's `log_completions=True` "
+               "and open the output folder, or add collectors.trl.GrpoScopeCallback.",
+    "config": "a console log holds no config grposcope reads; open the TRL output folder (training_args.bin) "
+              "for it.",
+})
+def open_trl_console(target: str) -> TrlConsoleRun:
+    return TrlConsoleRun(target)

@@ -1,0 +1,86 @@
+"""TRL console logs, on the console of a real GRPOTrainer run on CPU (tests/fixtures/trl/make_trl_console.py,
+stdout and stderr into one file as `> train.log 2>&1` makes it): steps from tqdm's trace, eval dicts, the
+train summary, the fallbacks when the bars are gone, and a live refresh."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collectors.readers.trl_console import TrlConsoleRun, parse_dict
+from collectors.sources import detect_source, open_run
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "tests" / "fixtures" / "trl" / "make_trl_console.py"
+
+
+@pytest.fixture(scope="module")
+def console(tmp_path_factory):
+    pytest.importorskip("trl")
+    pytest.importorskip("tokenizers")
+    out = tmp_path_factory.mktemp("trl_console")
+    with (out / "train.log").open("wb") as log:
+        proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--steps", "4", "--logging-steps", "2"],
+                              stdout=log, stderr=subprocess.STDOUT, check=False, timeout=900)
+    assert proc.returncode == 0, (out / "train.log").read_text(errors="replace")[-3000:]
+    return out
+
+
+def test_console_log_gives_the_trainer_state_rows(console):
+    log = console / "train.log"
+    assert detect_source(log) == "trl-console"
+    run = open_run(log)
+    m = run.metrics
+    state = json.loads((console / "trl_out" / "checkpoint-4" / "trainer_state.json").read_text())["log_history"]
+    train = [h for h in state if "loss" in h]
+    evals = [h for h in state if "eval_loss" in h]
+    assert list(m["step"]) == [h["step"] for h in train] == [2, 4]
+    for h, (_, row) in zip(train, m.iterrows(), strict=True):  # the console rounds to 4 significant digits
+        assert math.isclose(row["reward/mean"], h["reward"], rel_tol=1e-3, abs_tol=1e-6)
+        assert math.isclose(row["optim/lr"], h["learning_rate"], rel_tol=1e-3)
+        assert math.isclose(row["policy/kl_ref"], h["kl"], rel_tol=1e-3, abs_tol=1e-8)
+    on_eval = m.set_index("step")["eval/reward_mean"].dropna()
+    assert list(on_eval.index) == [h["step"] for h in evals] == [4]
+    assert math.isclose(on_eval.iloc[-1], evals[-1]["eval_reward"], rel_tol=1e-3)
+    assert "train_runtime" in run.meta.info["train_summary"] and run.meta.status == "finished"
+    assert any("progress bar's N/M counter" in str(p) and "train.log" in str(p) for p in run.problems)
+
+
+def test_without_bars_the_printed_logging_steps_is_used_and_said(console, tmp_path):
+    text = (console / "train.log").read_bytes()
+    no_bars = b"\n".join(s for s in re.split(rb"[\r\n]", text) if s.strip() and b"it/s]" not in s
+                         and b"s/it]" not in s)
+    f = tmp_path / "train.log"
+    f.write_bytes(no_bars + b"\n")
+    run = TrlConsoleRun(f)
+    assert list(run.metrics["step"]) == [2, 4]
+    assert any("assumed from the printed logging_steps=2" in p.message for p in run.problems)
+    f.write_bytes(no_bars.replace(b"logging_steps=2", b"") + b"\n")
+    run = TrlConsoleRun(f)
+    assert list(run.metrics["step"]) == [1, 2]
+    assert any("step assumed" in p.message and "1, 2, ..." in p.message for p in run.problems)
+
+
+def test_live_refresh_reads_the_new_dicts_only(console, tmp_path):
+    text = (console / "train.log").read_bytes()
+    cut = text.index(b"{'loss'", text.index(b"{'loss'") + 1)  # before the second training dict
+    f = tmp_path / "train.log"
+    f.write_bytes(text[:cut])
+    run = TrlConsoleRun(f)
+    assert list(run.metrics["step"]) == [2]
+    with f.open("ab") as fh:
+        fh.write(text[cut:])
+    run.refresh()
+    assert list(run.metrics["step"]) == [2, 4] and "eval/reward_mean" in run.metrics
+
+
+def test_string_values_of_older_trl_and_no_code_runs():
+    assert parse_dict(b"{'loss': '0.002', 'reward': '0.5', 'completion_length': '229.8'}") == {
+        "loss": "0.002", "reward": "0.5", "completion_length": "229.8"}
+    assert parse_dict(b"{'loss': __import__('os').getpid()}") is None
