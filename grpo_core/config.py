@@ -105,13 +105,22 @@ class RolloutConfig:
 @dataclass
 class AlgoConfig:
     adv_mode: str = "group"
-    """advantage: group (z-score in the group), batch (group mean, batch std) or mean_only (Dr. GRPO)"""
+    """advantage: group (z-score in the group), batch (group mean, batch std), mean_only (Dr. GRPO), rloo
+    (leave-one-out mean), reinforce_pp (batch z-score, no group baseline) or reinforce_pp_baseline"""
     adv_eps: float = 1e-6
     """added to the std before dividing: A = (r - mean) / (std + eps)"""
     adv_std_unbiased: bool = True
     """std with Bessel's correction (n - 1), as torch.std in TRL and verl; False for the population std"""
     policy_loss: str = "clip"
-    """surrogate objective by name (losses.POLICY_LOSSES): clip = PPO's clipped surrogate, as every preset"""
+    """surrogate objective (losses.POLICY_LOSSES): clip (PPO, every preset), dual_clip, cispo or sapo"""
+    clip_ratio_c: float = 3.0
+    """dual_clip: for a negative advantage the loss is capped at -c A (verl's clip_ratio_c); must be > 1"""
+    sapo_tau_pos: float = 1.0
+    """sapo: temperature of the soft gate on tokens with a positive advantage (TRL's default)"""
+    sapo_tau_neg: float = 1.05
+    """sapo: temperature of the soft gate on tokens with a negative or zero advantage (TRL's default)"""
+    log_ratio_clamp: float = 0.0
+    """clamp log(pi / pi_old) to [-c, c] before exp (verl uses 20); 0 leaves it unclamped"""
     ratio: str = "token"
     """importance ratio per token, or per sequence as the geometric mean of token ratios (GSPO)"""
     loss_agg: str = "seq_mean_token_mean"
@@ -121,7 +130,10 @@ class AlgoConfig:
     kl_mode: str = "loss"
     """KL to the frozen reference: none, loss (added to the objective) or reward (subtracted from r)"""
     kl_estimator: str = "k3"
-    """per-token KL estimator (Schulman): k1 = log p/p_ref, k2 = (log p/p_ref)^2 / 2, k3 = r - 1 - log r"""
+    """per-token KL estimator (Schulman): k1 = log p/p_ref, k2 = (log p/p_ref)^2 / 2, k3 = r - 1 - log r,
+    low_var_kl = verl's k3 with its clamps (log r to +-20, the KL to +-10)"""
+    kl_bias_correction: bool = False
+    """multiply the per-token KL in the loss by the ratio pi/pi_old (TRL's use_bias_correction_kl)"""
     kl_coef: float = 0.04
     """beta: weight of the KL term (in the loss, or per sequence in the reward)"""
     clip_eps_low: float = 0.2
@@ -133,9 +145,28 @@ class AlgoConfig:
     minibatches: int = 1
     """optimizer steps per epoch; each takes an equal share of the rollout's groups"""
     drop_zero_var_groups: bool = False
-    """drop groups whose rewards are all equal before the update (DAPO dynamic sampling, no refill)"""
+    """drop groups whose rewards are all equal before the update (DAPO dynamic sampling)"""
+    refill_rounds: int = 0
+    """with drop_zero_var_groups: sample up to this many more rounds to refill the batch to prompts_per_step
+    groups of mixed rewards (DAPO's dynamic sampling with refill, verl's max_num_gen_batches); 0 = no refill"""
+    mask_truncated: bool = False
+    """completions cut at max_new_tokens get no loss (TRL's mask_truncated_completions, DAPO's overlong
+    filtering); they still count in their group's advantage"""
+    overlong_buffer: int = 0
+    """DAPO soft overlong penalty: the last this-many tokens before max_new_tokens cost up to
+    overlong_penalty reward, linearly; 0 = off"""
+    overlong_penalty: float = 1.0
+    """DAPO soft overlong penalty: the reward lost by a completion that reaches max_new_tokens"""
     old_logprob_source: str = "recompute"
-    """old log-probs: recompute (training model, no grad) or rollout (saved by the rollout pass)"""
+    """old log-probs: recompute (training model, no grad; skipped when exact: one update per rollout and
+    the rollout engine is the training model in its precision) or rollout (saved by the rollout pass)"""
+    rollout_correction: str = ""
+    """rollout/training mismatch weights on the policy term: token_truncate, token_mask (TIS/MIS per token),
+    sequence_truncate, sequence_mask; "" = none (TRL's vllm_importance_sampling_mode)"""
+    rollout_correction_min: float = 0.0
+    """lower bound of the correction weight (truncated up to it, or masked below it)"""
+    rollout_correction_max: float = 3.0
+    """upper bound of the correction weight (truncated down to it, or masked above it); TRL's default 3"""
 
 
 @dataclass
@@ -354,7 +385,8 @@ def to_dict(cfg: Config) -> dict[str, Any]:
 
 def validate(cfg: Config) -> None:
     """Raise ConfigError (one line) for anything that would fail or mislead once training started."""
-    from grpo_core import advantages, losses, policy, tasks  # registries live beside their functions
+    # registries live beside their functions
+    from grpo_core import advantages, losses, policy, rollout_correction, tasks
 
     def need(ok: bool, message: str) -> None:
         if not ok:
@@ -378,6 +410,18 @@ def validate(cfg: Config) -> None:
     need(0 <= a.clip_eps_low < 1 and a.clip_eps_high >= 0, "algo.clip_eps_low must be in [0, 1), "
                                                           "algo.clip_eps_high >= 0")
     need(a.loss_agg_norm >= 0, "algo.loss_agg_norm must be >= 0")
+    need(a.clip_ratio_c > 1, f"algo.clip_ratio_c must be > 1 (got {a.clip_ratio_c})")
+    need(a.sapo_tau_pos > 0 and a.sapo_tau_neg > 0, "algo.sapo_tau_pos and algo.sapo_tau_neg must be > 0")
+    need(a.log_ratio_clamp >= 0, "algo.log_ratio_clamp must be >= 0 (0 = off)")
+    need(a.refill_rounds >= 0, "algo.refill_rounds must be >= 0")
+    need(a.refill_rounds == 0 or a.drop_zero_var_groups,
+         "algo.refill_rounds refills dropped groups: it needs algo.drop_zero_var_groups=true")
+    need(0 <= a.overlong_buffer < r.max_new_tokens,
+         f"algo.overlong_buffer must be in 0..rollout.max_new_tokens - 1 ({r.max_new_tokens - 1})")
+    need(0 <= a.rollout_correction_min < a.rollout_correction_max,
+         "algo.rollout_correction_min must be >= 0 and below algo.rollout_correction_max")
+    need(a.rollout_correction == "" or a.rollout_correction in rollout_correction.ROLLOUT_CORRECTIONS,
+         f"algo.rollout_correction: {rollout_correction.ROLLOUT_CORRECTIONS.unknown(a.rollout_correction)} or \"\"")
     need(a.old_logprob_source in ("recompute", "rollout"),
          f"algo.old_logprob_source must be recompute or rollout (got {a.old_logprob_source!r})")
     need(a.kl_mode in ("none", "loss", "reward"), f"algo.kl_mode must be none, loss or reward (got {a.kl_mode!r})")

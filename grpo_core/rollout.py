@@ -103,3 +103,41 @@ def evaluate(net, tokenizer, task: Task, rollout_cfg, device) -> dict[str, float
     ro = collect(net, tokenizer, task, task.eval_set, 1, rollout_cfg, device, greedy=True)
     rewards, passed = ro.host["reward"], ro.host["passed"]
     return {"eval/pass_rate": sum(passed) / len(passed), "eval/reward_mean": sum(rewards) / len(rewards)}
+
+
+def take_groups(ro: Rollout, n: int) -> Rollout:
+    """The first n groups of a rollout (all rows of each), as a Rollout of its own."""
+    k = n * ro.group_size
+    cut = {f: getattr(ro, f)[:k] for f in ("ids", "mask", "completion_mask", "rollout_logp", "rewards", "passed",
+                                          "lengths", "truncated", "texts")}
+    return Rollout(**cut, problems=ro.problems[:n], group_size=ro.group_size,
+                   host={key: v[:k] for key, v in ro.host.items()}, sample_seconds=ro.sample_seconds)
+
+
+def _repad(ro: Rollout, prompt_width: int, n: int) -> tuple[torch.Tensor, ...]:
+    """ids, mask [B, prompt_width + n] and completion_mask, rollout_logp [B, n]: the prompt part padded
+    on the left, the completion part on the right (pad id 0: a masked position's id is never read)."""
+    L, extra = ro.ids.shape[1] - ro.n, n - ro.n
+
+    def widen(x: torch.Tensor, left: int, right: int) -> torch.Tensor:
+        return torch.nn.functional.pad(x, (left, right))
+
+    ids = torch.cat([widen(ro.ids[:, :L], prompt_width - L, 0), widen(ro.ids[:, L:], 0, extra)], 1)
+    mask = torch.cat([widen(ro.mask[:, :L], prompt_width - L, 0), widen(ro.mask[:, L:], 0, extra)], 1)
+    return ids, mask, widen(ro.completion_mask, 0, extra), widen(ro.rollout_logp, 0, extra)
+
+
+def concat(parts: list[Rollout]) -> Rollout:
+    """Rollouts of the same group size -> one, re-padded to the widest prompt and completion."""
+    if len(parts) == 1:
+        return parts[0]
+    width = max(r.ids.shape[1] - r.n for r in parts)
+    n = max(r.n for r in parts)
+    padded = [_repad(r, width, n) for r in parts]
+    ids, mask, cmask, logp = (torch.cat(col) for col in zip(*padded))
+    cat = {f: torch.cat([getattr(r, f) for r in parts]) for f in ("rewards", "passed", "lengths", "truncated")}
+    return Rollout(ids=ids, mask=mask, completion_mask=cmask, rollout_logp=logp, **cat,
+                   problems=[p for r in parts for p in r.problems], texts=[t for r in parts for t in r.texts],
+                   group_size=parts[0].group_size,
+                   host={key: [v for r in parts for v in r.host[key]] for key in parts[0].host},
+                   sample_seconds=sum(r.sample_seconds for r in parts))

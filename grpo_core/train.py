@@ -12,21 +12,23 @@ minibatch (every preset) each step has its own rollout. Every algorithm choice i
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import signal
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
 
 import torch
 
+from grpo_core import distributed as D
 from grpo_core import metrics as M
 from grpo_core.advantages import ADVANTAGES, zero_variance_groups
 from grpo_core.config import PRESETS, Config, ConfigError, to_dict, validate
-from grpo_core.losses import KL_ESTIMATORS, grpo_loss
+from grpo_core.losses import AGGREGATIONS, KL_ESTIMATORS, grpo_loss
 from grpo_core.mirror import WandbMirror
 from grpo_core.policy import (
     DTYPES,
@@ -38,7 +40,9 @@ from grpo_core.policy import (
     token_logprobs,
 )
 from grpo_core.registry import Registry
-from grpo_core.rollout import Rollout, collect, evaluate
+from grpo_core.rollout import Rollout, collect, concat, evaluate, take_groups
+from grpo_core.rollout_correction import ROLLOUT_CORRECTIONS
+from grpo_core.shaping import loss_mask, soft_overlong_penalty
 from grpo_core.tasks import Task, TaskError, build_task
 from grpo_core.verifiers import resolve as resolve_verifier
 from grpo_core.warmstart import warm_start
@@ -62,6 +66,8 @@ class Trainer:
     gen: torch.Generator  # sampling
     info: dict  # facts for run.json
     eval_task: Task | None = None  # the task eval scores with, when a fault gives training another reward
+    old_pass: bool = True  # False when the update's own first pass gives the old log-probs exactly
+    world: D.World = field(default_factory=D.World)  # this process among torchrun's (1 process: rank 0 of 1)
 
     def amp(self):
         return autocast(self.device, self.cfg.model.autocast_bf16)
@@ -71,14 +77,15 @@ class Trainer:
 class Batch:
     """The update's view of a rollout, kept groups only: K = kept groups x G responses.
 
-    ids, mask [K, L + N]; cmask [K, N] bool; adv [K]; old_logp, rollout_logp [K, N]; ref_logp [K, N] or None.
+    ids, mask [K, L + N]; cmask [K, N] bool, the tokens the loss sees; adv [K]; rollout_logp [K, N];
+    old_logp, ref_logp [K, N] or None (old None: the update's first pass, detached, is the old policy).
     """
 
     ids: torch.Tensor
     mask: torch.Tensor
     cmask: torch.Tensor
     adv: torch.Tensor
-    old_logp: torch.Tensor
+    old_logp: torch.Tensor | None
     rollout_logp: torch.Tensor
     ref_logp: torch.Tensor | None
     groups: int
@@ -104,12 +111,15 @@ def setup(cfg: Config) -> Trainer:
     if cfg.algo.old_logprob_source not in OLD_LOGPROBS:
         raise ConfigError(f"algo.old_logprob_source: {OLD_LOGPROBS.unknown(cfg.algo.old_logprob_source)}")
     task = build_task(cfg.task)
-    device = pick_device(cfg.model.device)
+    world, device_name = D.init_from_env(cfg.model.device)
+    device = pick_device(device_name)
     torch.manual_seed(cfg.seed)
     policy = POLICIES[cfg.model.kind](cfg.model, device)
     _check_prompts_fit(policy, task, cfg)
-    facts = warm_start(policy, task, cfg, device)
+    with D.rank_zero_first(world):  # one warm start fills the cache, the other ranks read it
+        facts = warm_start(policy, task, cfg, device)
     net = policy.net.eval()  # no dropout: the update must see the policy that sampled
+    D.broadcast_parameters(net, world)
     dtype = DTYPES[cfg.rollout.dtype]
     engine = net if dtype == torch.float32 else frozen_copy(net, dtype)
     keep_ref = cfg.algo.kl_mode != "none" or cfg.log.track_kl_ref
@@ -117,15 +127,32 @@ def setup(cfg: Config) -> Trainer:
     opt = torch.optim.AdamW(net.parameters(), lr=o.lr, betas=(o.beta1, o.beta2), weight_decay=o.weight_decay)
     info = {"policy": policy.description, "device": str(device), "preset_source": PRESETS[cfg.preset][0],
             "task_eval_size": len(task.eval_set), "verifier": task.verifier_name, "warm_start": facts,
-            "torch": torch.__version__}
+            "torch": torch.__version__, "world_size": world.size}
     train_task = task
     if cfg.faults.reward_verifier:  # FAULT hook: rollouts scored by another verifier, eval by the task's own
         train_task = copy.copy(task)
         train_task.verifier_name = cfg.faults.reward_verifier
         train_task.verify = resolve_verifier(cfg.faults.reward_verifier)
         info["reward_verifier"] = cfg.faults.reward_verifier
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + 1_000_003 * world.rank)
     return Trainer(cfg, device, net, policy.tokenizer, engine, frozen_copy(net) if keep_ref else None, train_task,
-                   opt, random.Random(cfg.seed), torch.Generator(device=device).manual_seed(cfg.seed), info, task)
+                   opt, random.Random(cfg.seed), gen, info, task, needs_old_pass(cfg, engine is net, device), world)
+
+
+def needs_old_pass(cfg: Config, engine_is_net: bool, device: torch.device) -> bool:
+    """Whether the old log-probs need a pass of their own before the update.
+
+    Not when each rollout feeds one optimizer step and the rollout engine is the training model in the
+    training precision: the recomputed log-probs would equal the update's first pass, so that pass,
+    detached, serves as the old policy (TRL does the same). Nothing before the update may need them: a
+    KL folded into the reward does. The first-step ratio then compares the sampling pass's own
+    log-probs with the update's, the comparison notes section 9 q.3 is about.
+    """
+    a = cfg.algo
+    if a.old_logprob_source != "recompute":
+        return True  # taken from the rollout: there is no pass to save
+    same_precision = engine_is_net and not (cfg.model.autocast_bf16 and device.type == "cuda")
+    return not (a.epochs * a.minibatches == 1 and same_precision and a.kl_mode != "reward")
 
 
 def _check_prompts_fit(policy, task: Task, cfg: Config) -> None:
@@ -142,40 +169,63 @@ def _check_prompts_fit(policy, task: Task, cfg: Config) -> None:
 
 
 @torch.no_grad()
-def prepare(tr: Trainer, ro: Rollout) -> tuple[Batch, dict, torch.Tensor]:
-    """Old/reference log-probs, advantages, dynamic-sampling drop. Returns (batch, metrics, adv [B])."""
-    a, P, G = tr.cfg.algo, len(ro.problems), ro.group_size
-    old = OLD_LOGPROBS[a.old_logprob_source](tr, ro)
+def prepare(tr: Trainer, ro: Rollout) -> tuple[Batch, dict, torch.Tensor, int]:
+    """Old/reference log-probs, advantages, dynamic-sampling drop, for this rank's groups.
+
+    Returns (batch, rollout metrics of every rank's groups, advantages of every rank's responses [B_all],
+    index of this rank's first group among them).
+    """
+    a, P, G, w = tr.cfg.algo, len(ro.problems), ro.group_size, tr.world
+    old = OLD_LOGPROBS[a.old_logprob_source](tr, ro) if tr.old_pass else None
     ref = None
     if tr.ref is not None:
         with tr.amp():
             ref = token_logprobs(tr.ref, ro.ids, ro.mask, ro.n, tr.cfg.rollout.temperature)[0]
-    in_reward = KL_PLACEMENT[a.kl_mode][1]
-    shaped = ro.rewards
-    if in_reward:  # per-sequence KL penalty subtracted from the outcome reward before normalising
-        shaped = ro.rewards - a.kl_coef * (KL_ESTIMATORS[a.kl_estimator](old, ref) * ro.completion_mask).sum(1)
-    adv = ADVANTAGES[a.adv_mode](shaped.view(P, G), eps=a.adv_eps, unbiased=a.adv_std_unbiased)
-    # Decided on the host copy of the rewards, so selecting the kept rows needs no device sync.
-    zero = zero_variance_groups(torch.tensor(ro.host["reward"]).view(P, G))
-    dropped = zero & a.drop_zero_var_groups
+    shaped = ro.rewards + soft_overlong_penalty(ro.lengths, tr.cfg.rollout.max_new_tokens, a.overlong_buffer,
+                                                a.overlong_penalty)
+    if KL_PLACEMENT[a.kl_mode][1]:  # per-sequence KL penalty subtracted from the reward before normalising
+        shaped = shaped - a.kl_coef * (KL_ESTIMATORS[a.kl_estimator](old, ref) * ro.completion_mask).sum(1)
+    # Decided on the host copy of the raw rewards, so selecting the kept rows needs no device sync.
+    dropped = zero_variance_groups(torch.tensor(ro.host["reward"]).view(P, G)) & a.drop_zero_var_groups
     keep = (~dropped).repeat_interleave(G).nonzero().squeeze(1).to(tr.device)
-    stats = M.rollout_metrics(ro.rewards.view(P, G), ro.passed.view(P, G), ro.lengths.view(P, G),
-                              ro.truncated.view(P, G), adv, dropped.to(tr.device))
-    flat = adv.reshape(-1)
-    batch = Batch(ro.ids[keep], ro.mask[keep], ro.completion_mask[keep], flat[keep], old[keep],
+    # Every rank's groups: a batch-level statistic (std, mean) must be the whole batch's.
+    columns = [shaped, ro.rewards, ro.passed, ro.lengths, ro.truncated, dropped.to(tr.device).repeat_interleave(G)]
+    local = torch.cat([c.view(P, G).float() for c in columns], 1)
+    every, first = D.gather_rows(local, w)
+    sh, rw, ps, ln, tc, dr = every.split(G, dim=1)
+    adv = ADVANTAGES[a.adv_mode](sh, eps=a.adv_eps, unbiased=a.adv_std_unbiased)
+    stats = M.rollout_metrics(rw, ps.bool(), ln, tc.bool(), adv, dr[:, 0].bool())
+    mine = adv[first: first + P].reshape(-1)
+    cmask = loss_mask(ro.completion_mask, ro.truncated, a.mask_truncated)[keep]
+    batch = Batch(ro.ids[keep], ro.mask[keep], cmask, mine[keep], old[keep] if old is not None else None,
                   ro.rollout_logp[keep], ref[keep] if ref is not None else None, int((~dropped).sum()))
-    return batch, stats, flat
+    return batch, stats, adv.reshape(-1), first
 
 
-def minibatch_plan(groups: int, group_size: int, epochs: int, minibatches: int,
-                   gen: torch.Generator) -> list[torch.Tensor]:
-    """Row indices of each optimizer step: whole groups, reshuffled every epoch, `minibatches` per epoch."""
+def minibatch_plan(groups: int, group_size: int, epochs: int, chunks: int, gen: torch.Generator) -> list[torch.Tensor]:
+    """Row indices of each optimizer step: whole groups, reshuffled every epoch, split in `chunks` per epoch.
+
+    Across processes every rank makes the same number of steps, so a chunk may be empty on a rank
+    whose groups were all dropped; in one process chunks <= groups and none is.
+    """
     plan = []
     for _ in range(epochs):
         order = torch.randperm(groups, generator=gen)
-        for chunk in torch.tensor_split(order, max(1, min(minibatches, groups))):  # 0 groups: no step
+        for chunk in torch.tensor_split(order, chunks):
             plan.append((chunk[:, None] * group_size + torch.arange(group_size)).reshape(-1))
-    return [p for p in plan if len(p)]
+    return plan
+
+
+def minibatch_totals(tr: Trainer, b: Batch, plan: list[torch.Tensor]) -> list | None:
+    """Each step's count under the loss aggregation (tokens or responses) over every rank, so each rank
+    divides its sum by the whole minibatch's count; None in one process (the local count is the count)."""
+    if not tr.world.active:
+        return None
+    a, norm = tr.cfg.algo, 1.0
+    local = [AGGREGATIONS[a.loss_agg](b.cmask[rows.to(tr.device)].float(), b.cmask[rows.to(tr.device)], norm)[1]
+             for rows in plan]
+    every = D.sum_all(torch.stack([c.float() for c in local]), tr.world)
+    return [lambda count, t=t: t for t in every]
 
 
 def lr_at(cfg: Config, step: int) -> float:
@@ -183,68 +233,114 @@ def lr_at(cfg: Config, step: int) -> float:
     return cfg.optim.lr * (min(1.0, (step + 1) / warm) if warm > 0 else 1.0)
 
 
-def optimizer_step(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, step: int) -> dict:
-    """One clipped-surrogate update on the given rows; returns its metrics as 0-d tensors."""
+def backward(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, total) -> dict:
+    """Loss of the given rows (clipped ratio x advantage, + KL) and its backward; its metrics as 0-d tensors."""
     cfg, a = tr.cfg, tr.cfg.algo
-    rows = rows.to(tr.device)
-    lr = lr_at(cfg, step)
-    for group in tr.opt.param_groups:
-        group["lr"] = lr
-    cm, old = b.cmask[rows], b.old_logp[rows]
+    cm = b.cmask[rows]
     with tr.amp():
         logp, entropy = token_logprobs(tr.net, b.ids[rows], b.mask[rows], cm.shape[1], cfg.rollout.temperature,
                                        with_entropy=True)
+    old = b.old_logp[rows] if b.old_logp is not None else logp.detach()
     ref = b.ref_logp[rows] if b.ref_logp is not None else None
+    rollout_logp = b.rollout_logp[rows]
+    weight = (ROLLOUT_CORRECTIONS[a.rollout_correction](old, rollout_logp, cm, a.rollout_correction_min,
+                                                        a.rollout_correction_max) if a.rollout_correction else None)
     norm = float(a.loss_agg_norm or cfg.rollout.max_new_tokens)
     adv = -b.adv[rows] if cfg.faults.sign_flip else b.adv[rows]  # FAULT hook (off by default)
     loss, stats = grpo_loss(logp, old, ref, adv, cm, a, norm, kl_in_loss=KL_PLACEMENT[a.kl_mode][0],
-                            detach_policy=cfg.faults.detach_policy_term)
+                            detach_policy=cfg.faults.detach_policy_term, is_weight=weight, total=total)
     stats.update(M.entropy_metric(entropy.detach(), cm))
     if first:  # before any optimizer step on this rollout: the on-policy check of notes section 9 q.3
-        stats.update(M.first_step_metrics(logp.detach(), old, cm))
-        stats.update(M.logprob_gap(b.rollout_logp[rows], logp.detach(), cm))
-    tr.opt.zero_grad(set_to_none=True)
+        stats.update(M.first_step_metrics(logp.detach(), b.old_logp[rows] if b.old_logp is not None
+                                          else rollout_logp, cm))
+        stats.update(M.logprob_gap(rollout_logp, logp.detach(), cm))
     loss.backward()
+    return stats
+
+
+def optimizer_step(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, step: int, total=None) -> dict:
+    """One update on the given rows (none: this rank only joins the gradient sum); its metrics."""
+    cfg, params = tr.cfg, list(tr.net.parameters())
+    lr = lr_at(cfg, step)
+    for group in tr.opt.param_groups:
+        group["lr"] = lr
+    tr.opt.zero_grad(set_to_none=True)
+    stats = backward(tr, b, rows.to(tr.device), first, total) if len(rows) else {}
+    D.sum_gradients(params, tr.world)
     clip = cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf")
-    stats["optim/grad_norm"] = torch.nn.utils.clip_grad_norm_(tr.net.parameters(), clip)
+    stats["optim/grad_norm"] = torch.nn.utils.clip_grad_norm_(params, clip)
     stats["optim/lr"] = lr
     tr.opt.step()
     return stats
 
 
-def sample_rows(step: int, ro: Rollout, adv: list[float]) -> list[dict]:
-    """One samples/ row per response (columns of collectors.schema.SAMPLES)."""
+def sample_rows(step: int, ro: Rollout, adv: list[float], group0: int = 0) -> list[dict]:
+    """One samples/ row per response (columns of collectors.schema.SAMPLES); group0 numbers the groups
+    of this rank after those of the ranks before it, adv holds every rank's advantages."""
     G, h = ro.group_size, ro.host
-    return [{"step": step, "prompt_id": ro.problems[i // G].id, "group": i // G, "sample": i % G,
-             "reward": h["reward"][i], "passed": h["passed"][i], "advantage": adv[i], "num_tokens": h["num_tokens"][i],
-             "truncated": h["truncated"][i], "prompt": ro.problems[i // G].prompt, "completion": ro.texts[i]}
-            for i in range(len(ro.texts))]
+    return [{"step": step, "prompt_id": ro.problems[i // G].id, "group": group0 + i // G, "sample": i % G,
+             "reward": h["reward"][i], "passed": h["passed"][i], "advantage": adv[group0 * G + i],
+             "num_tokens": h["num_tokens"][i], "truncated": h["truncated"][i], "prompt": ro.problems[i // G].prompt,
+             "completion": ro.texts[i]} for i in range(len(ro.texts))]
+
+
+def sample_groups(tr: Trainer, step: int) -> Rollout:
+    """This rank's share of the step's prompts, G responses each, scored; with dynamic sampling and
+    refill, more rounds until prompts_per_step groups of mixed rewards (or refill_rounds run out)."""
+    cfg, r = tr.cfg, tr.cfg.rollout
+    problems = D.shard(tr.task.sample(tr.rng, r.prompts_per_step), tr.world)  # every rank draws the same
+    parts = [collect(tr.engine, tr.tokenizer, tr.task, problems, r.group_size, r, tr.device, tr.gen)]
+    want, rng = len(problems), random.Random(f"refill-{cfg.seed}-{step}-{tr.world.rank}")
+    for _ in range(cfg.algo.refill_rounds):
+        mixed = mixed_groups(parts, r.group_size)
+        if sum(mixed) >= want:
+            break
+        extra = collect(tr.engine, tr.tokenizer, tr.task, tr.task.sample(rng, want), r.group_size, r, tr.device,
+                        tr.gen)
+        parts.append(extra)
+        mixed_new = mixed_groups([extra], r.group_size)
+        need = want - sum(mixed)
+        take = next((i + 1 for i in range(len(mixed_new)) if sum(mixed_new[: i + 1]) >= need), len(mixed_new))
+        parts[-1] = take_groups(extra, take)  # only the groups the refill needs: the batch stays prompts_per_step
+    return concat(parts)
+
+
+def mixed_groups(parts: list[Rollout], group_size: int) -> list[bool]:
+    """Per group of the rollouts, in order: True when its rewards are not all equal (host data)."""
+    rewards = torch.tensor([x for ro in parts for x in ro.host["reward"]]).view(-1, group_size)
+    return (~zero_variance_groups(rewards)).tolist()
 
 
 def run_rollout(tr: Trainer, step: int, log, stop: StopOnSignal) -> int:
     """Sample, score and train on one rollout; log one row per optimizer step. Returns the next step."""
-    cfg, t0 = tr.cfg, time.perf_counter()
+    cfg, t0, w = tr.cfg, time.perf_counter(), tr.world
     if tr.engine is not tr.net:
         sync_weights(tr.engine, tr.net)  # the engine serves the current weights, in its own precision
-    problems = tr.task.sample(tr.rng, cfg.rollout.prompts_per_step)
-    ro = collect(tr.engine, tr.tokenizer, tr.task, problems, cfg.rollout.group_size, cfg.rollout, tr.device, tr.gen)
-    batch, ro_stats, adv = prepare(tr, ro)
+    ro = sample_groups(tr, step)
+    batch, ro_stats, adv, group0 = prepare(tr, ro)
     ro_stats["perf/tokens_per_s"] = sum(ro.host["num_tokens"]) / max(ro.sample_seconds, 1e-9)
-    plan = minibatch_plan(batch.groups, ro.group_size, cfg.algo.epochs, cfg.algo.minibatches,
-                          torch.Generator().manual_seed(cfg.seed * 100_003 + step))
+    kept = int(D.sum_all(torch.tensor([float(batch.groups)]), w).item()) if w.active else batch.groups
+    plan = minibatch_plan(batch.groups, ro.group_size, cfg.algo.epochs, min(cfg.algo.minibatches, kept),
+                          torch.Generator().manual_seed(cfg.seed * 100_003 + step)) if kept else []
+    totals = minibatch_totals(tr, batch, plan)
     for k, rows in enumerate(plan or [None]):  # None: every group dropped, a step without an update
         row = dict(ro_stats) if k == 0 else {}
-        if cfg.eval_every and step % cfg.eval_every == 0:
+        if cfg.eval_every and step % cfg.eval_every == 0 and w.main:
             t_eval = time.perf_counter()
             row.update(evaluate(tr.net, tr.tokenizer, tr.eval_task or tr.task, cfg.rollout, tr.device))
             t0 += time.perf_counter() - t_eval  # eval time is not step time
         if rows is not None:
-            row.update(optimizer_step(tr, batch, rows, first=k == 0, step=step))
+            stats = optimizer_step(tr, batch, rows, first=k == 0, step=step, total=totals[k] if totals else None)
+            row.update(D.reduce_stats(M.fetch(stats)[0], float(batch.cmask[rows.to(tr.device)].sum()), w)
+                       if w.active else stats)
         row["perf/step_s"] = time.perf_counter() - t0
         values, vectors = M.fetch(row, {"adv": adv} if k == 0 else None)
-        log(step, values, sample_rows(step, ro, vectors["adv"]) if k == 0 and cfg.log.samples else None)
+        samples = sample_rows(step, ro, vectors["adv"], group0) if k == 0 and cfg.log.samples else None
+        if w.active and samples is not None:
+            samples = [s for part in D.gather_objects(samples, w) for s in part]
+        log(step, values, samples)
         step, t0 = step + 1, time.perf_counter()
-        if step >= cfg.steps or stop.signal:
+        if D.any_rank(step >= cfg.steps or stop.asked, w):
             break
     return step
 
@@ -255,7 +351,12 @@ class StopOnSignal:
 
     def __init__(self) -> None:
         self.signal: str | None = None
+        self.reason: str | None = None  # a stop the guard asked for (grpo_core/guard.py): the run ends `stopped`
         self._old: dict = {}
+
+    @property
+    def asked(self) -> bool:
+        return self.signal is not None or self.reason is not None
 
     def _handle(self, signum, frame) -> None:
         if self.signal is not None:
@@ -276,7 +377,7 @@ class StopOnSignal:
 @dataclass
 class TrainResult:
     run_dir: Path
-    status: str  # as recorded in run.json: finished or failed
+    status: str  # as recorded in run.json: finished, failed or stopped
     steps: int  # optimizer steps done
     final_eval: dict  # greedy eval of the final policy ({} when eval is off)
     info: dict  # what went into run.json's info (policy, warm start ...)
@@ -288,42 +389,68 @@ def default_out(cfg: Config) -> Path:
     return Path("runs") / f"{cfg.preset}-{cfg.task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def train(cfg: Config) -> TrainResult:
-    """Set up (all config errors raise here, before a run folder exists), train, and record the run."""
+def train(cfg: Config, guard=None) -> TrainResult:
+    """Set up (all config errors raise here, before a run folder exists), train, and record the run.
+
+    Under torchrun every rank trains; rank 0 alone writes the run (with every rank's samples) and evals.
+    guard: a grpo_core.guard.TrainGuard (or None); rank 0 alone runs it, its stop reaches every rank.
+    """
+    tr = setup(cfg)
+    try:
+        return _train(tr, cfg, guard if tr.world.main else None)
+    finally:
+        D.leave(tr.world)
+
+
+def _train(tr: Trainer, cfg: Config, guard=None) -> TrainResult:
     from collectors import RunWriter
 
-    tr = setup(cfg)
     run_dir = Path(cfg.out) if cfg.out else default_out(cfg)
     flat = to_dict(cfg)
-    step, final, pass_rates = 0, {}, []
-    with StopOnSignal() as stop, RunWriter(run_dir, name=cfg.name or None, config=flat) as writer:
-        writer.update_meta(**tr.info)
-        mirror = WandbMirror(cfg.log, run_dir, writer.meta.name, flat)
-        bar = progress_bar(cfg)
+    step, final, pass_rates, main = 0, {}, [], tr.world.main
+    writing = RunWriter(run_dir, name=cfg.name or None, config=flat) if main else contextlib.nullcontext(None)
+    with StopOnSignal() as stop, writing as writer:
+        if main:
+            writer.update_meta(**tr.info)
+        mirror = WandbMirror(cfg.log, run_dir, writer.meta.name, flat) if main else None
+        bar = progress_bar(cfg, enabled=main)
+        if guard is not None:
+            guard.begin(writer, mirror)
 
         def log(step: int, values: dict, samples: list | None) -> None:
+            bar.update(1)
+            if not main:
+                return
             writer.log_step(step, values)
             mirror.log(step, values)
             if samples:
                 writer.log_samples(samples)
-            bar.update(1)
             if "reward/mean" in values:
                 pass_rates.append(values["reward/pass_rate"])
                 bar.set_postfix(reward=f"{values['reward/mean']:.3f}", pass_rate=f"{values['reward/pass_rate']:.3f}")
+            if guard is not None and (reason := guard.on_step(step, values, samples)):
+                stop.reason = reason
 
         try:
-            while step < cfg.steps and stop.signal is None:
+            while step < cfg.steps and not D.any_rank(stop.asked, tr.world):
                 step = run_rollout(tr, step, log, stop)
-            if cfg.eval_every:
+            if guard is not None:
+                guard.end()
+            if cfg.eval_every and main:
                 final = evaluate(tr.net, tr.tokenizer, tr.eval_task or tr.task, cfg.rollout, tr.device)
             tr.info["summary"] = summarize(pass_rates)
-            writer.update_meta(final_eval=final, steps_done=step, summary=tr.info["summary"])
+            if main:
+                writer.update_meta(final_eval=final, steps_done=step, summary=tr.info["summary"])
         finally:
             bar.close()
-            mirror.finish(ok=stop.signal is None)
-        if stop.signal:
+            if main:
+                mirror.finish(ok=stop.signal is None)
+        if stop.signal and main:
             writer.close("failed", error=f"interrupted by {stop.signal} after {step} of {cfg.steps} steps")
-    return TrainResult(run_dir, writer.meta.status, step, final, tr.info, writer.meta.error, tr.net)
+        elif stop.reason and main:
+            writer.close("stopped", error=stop.reason)
+    status, error = (writer.meta.status, writer.meta.error) if main else ("finished", None)
+    return TrainResult(run_dir, status, step, final, tr.info, error, tr.net)
 
 
 def summarize(pass_rates: list[float]) -> dict:
@@ -334,7 +461,8 @@ def summarize(pass_rates: list[float]) -> dict:
     return {"window": w, "pass_rate_first": sum(pass_rates[:w]) / w, "pass_rate_last": sum(pass_rates[-w:]) / w}
 
 
-def progress_bar(cfg: Config):
+def progress_bar(cfg: Config, enabled: bool = True):
     from tqdm.auto import tqdm
 
-    return tqdm(total=cfg.steps, disable=not cfg.log.progress, desc="grpo", unit="step", dynamic_ncols=True)
+    return tqdm(total=cfg.steps, disable=not (cfg.log.progress and enabled), desc="grpo", unit="step",
+                dynamic_ncols=True)

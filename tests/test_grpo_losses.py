@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from grpo_core.config import AlgoConfig
-from grpo_core.losses import AGGREGATIONS, KL_ESTIMATORS, RATIOS, clipped_surrogate, grpo_loss
+from grpo_core.losses import AGGREGATIONS, KL_ESTIMATORS, RATIOS, aggregate, clipped_surrogate, grpo_loss
 
 torch.set_num_threads(1)
 
@@ -33,24 +33,24 @@ def tokens(x, mask, i):
 def test_token_mean_reference():
     v, _, _, mask = make()
     flat = [x for i in range(3) for x in tokens(v, mask, i)]
-    assert AGGREGATIONS["token_mean"](v * mask, mask, 7.0).item() == pytest.approx(sum(flat) / 9)
+    assert aggregate("token_mean", v * mask, mask, 7.0).item() == pytest.approx(sum(flat) / 9)
 
 
 def test_seq_mean_token_mean_reference():
     v, _, _, mask = make()
     want = sum(sum(tokens(v, mask, i)) / LENGTHS[i] for i in range(3)) / 3
-    assert AGGREGATIONS["seq_mean_token_mean"](v * mask, mask, 7.0).item() == pytest.approx(want)
+    assert aggregate("seq_mean_token_mean", v * mask, mask, 7.0).item() == pytest.approx(want)
 
 
 def test_seq_mean_token_sum_norm_reference():
     v, _, _, mask = make()
     want = sum(sum(tokens(v, mask, i)) / 7.0 for i in range(3)) / 3
-    assert AGGREGATIONS["seq_mean_token_sum_norm"](v * mask, mask, 7.0).item() == pytest.approx(want)
+    assert aggregate("seq_mean_token_sum_norm", v * mask, mask, 7.0).item() == pytest.approx(want)
 
 
 def test_aggregations_differ_on_unequal_lengths():
     v, _, _, mask = make()
-    got = {name: AGGREGATIONS[name](v * mask, mask, 5.0).item() for name in AGGREGATIONS}
+    got = {name: aggregate(name, v * mask, mask, 5.0).item() for name in AGGREGATIONS}
     assert len({round(x, 9) for x in got.values()}) == 3
 
 
@@ -91,7 +91,7 @@ def test_sequence_ratio_is_exp_of_mean_token_log_ratio():
 def test_clipped_surrogate_reference_and_clip_sides():
     ratio = torch.tensor([[0.5, 0.9, 1.0, 1.1, 1.5]])
     for a in (1.0, -1.0):
-        loss, low, high = clipped_surrogate(ratio.log(), torch.tensor([a]), 0.2, 0.28)
+        loss, low, high = clipped_surrogate(ratio.log(), torch.tensor([a]), AlgoConfig(clip_eps_low=0.2, clip_eps_high=0.28))
         want = [-min(r * a, min(max(r, 0.8), 1.28) * a) for r in ratio[0].tolist()]
         assert loss[0].tolist() == pytest.approx(want)
         if a > 0:
@@ -110,7 +110,7 @@ def test_grpo_loss_on_policy_matches_minus_aggregated_advantage(agg, ratio):
     loss, stats = grpo_loss(logp, logp.clone(), ref, adv, mask, algo, norm=7.0, kl_in_loss=True)
     per_token = -adv[:, None].expand(3, N) * mask
     kl = KL_ESTIMATORS["k3"](logp, ref) * mask
-    want = AGGREGATIONS[agg](per_token, mask, 7.0) + 0.1 * AGGREGATIONS[agg](kl, mask, 7.0)
+    want = aggregate(agg, per_token, mask, 7.0) + 0.1 * aggregate(agg, kl, mask, 7.0)
     assert loss.item() == pytest.approx(want.item())
     assert stats["policy/clipfrac"].item() == 0
     assert stats["policy/ratio_mean"].item() == pytest.approx(1.0)

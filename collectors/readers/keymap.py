@@ -149,17 +149,48 @@ def family_name(key: str) -> str:
 
 
 def to_number(value: Any) -> float | None:
-    """A float for numbers, booleans and numeric strings (NaN included); None for anything else."""
+    """A float for numbers, booleans and numeric strings (NaN included); None for anything else.
+
+    Out of float range is kept as infinity with its sign (an integer of 400 digits, "1e400"): the value was
+    logged, it is just not finite, and the diagnosis treats it as such.
+    """
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond 1.8e308
+            return math.inf if value > 0 else -math.inf
     if isinstance(value, str):
         try:
             return float(value.strip())
         except ValueError:
             return None
     return None
+
+
+STEP_LIMIT = 2**63  # steps are int64 in every table
+
+
+def to_step(value: Any) -> int | None:
+    """An int64 step from an int, an integral float or integer text; None for anything else (NaN, 1e400,
+    2**80, 1.5, "x"): such a row has no place on the step axis and is left out by `chunk`."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value) or value != int(value):
+            return None
+        value = int(value)
+    elif isinstance(value, str):
+        if not is_int_text(value.strip()):
+            return None
+        value = int(value.strip()) if len(value) < 30 else STEP_LIMIT
+    elif not isinstance(value, (int, np.integer)):
+        return None
+    return int(value) if -STEP_LIMIT <= value < STEP_LIMIT else None
+
+
+BAD_STEPS = "bad_steps"  # chunk.attrs: how many rows `chunk` left out for a step that is not an int64
 
 
 def map_row(raw: Mapping[str, Any], maps: Iterable[Mapping[str, str]] | Callable[[str], str] | None = None,
@@ -195,7 +226,11 @@ def chunk(rows: list[dict[str, Any]], seq_start: int = 0) -> pd.DataFrame:
 
     In the frame a null (None) and a logged NaN are both NaN, so the logged NaNs are listed in
     `frame.attrs[NAN_AT]` first: the diagnosis tells "not measured this step" from "the loss was NaN".
+    A row whose step is not an int64 (NaN, 1e400, 2**80, text) is left out; `frame.attrs[BAD_STEPS]`
+    counts them for the reader to report.
     """
+    good = [row | {"step": step} for row in rows if (step := to_step(row.get("step"))) is not None]
+    left_out, rows = len(rows) - len(good), good
     nan_at: dict[str, list[int]] = {}
     for row in rows:
         for key, value in row.items():
@@ -203,6 +238,7 @@ def chunk(rows: list[dict[str, Any]], seq_start: int = 0) -> pd.DataFrame:
                 nan_at.setdefault(key, []).append(int(row["step"]))
     frame = pd.DataFrame(rows)
     frame.attrs[NAN_AT] = nan_at
+    frame.attrs[BAD_STEPS] = left_out
     if not len(frame):
         return frame
     frame["step"] = frame["step"].astype("int64")
@@ -234,9 +270,10 @@ _SCALED_RE = re.compile(r"^(?P<name>.+)\((?P<scale>[0-9.]+(?:e[-+]?\d+)?)\)$", r
 def unscale(key: str, value: float) -> tuple[str, float]:
     """Older verl logs `actor/lr(1e-4): 0.010`, meaning 0.010 x 1e-4: return ("actor/lr", 1e-6)."""
     m = _SCALED_RE.match(key)
-    if not m:
+    try:
+        return (m["name"], value * float(m["scale"])) if m else (key, value)
+    except ValueError:  # "1.2.3" matches the pattern but is no number: not a scale, a plain name
         return key, value
-    return m["name"], value * float(m["scale"])
 
 
 def merge_by_step(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -247,7 +284,11 @@ def merge_by_step(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     merged: dict[int, dict[str, Any]] = {}
     for row in rows:
-        merged.setdefault(int(row["step"]), {}).update(row)
+        step = to_step(row.get("step"))
+        if step is None:
+            merged.setdefault(id(row), row)  # not a step; `chunk` leaves it out and counts it
+        else:
+            merged.setdefault(step, {}).update(row | {"step": step})
     return list(merged.values())
 
 
