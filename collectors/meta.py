@@ -49,12 +49,20 @@ class RunMeta:
         if not isinstance(obj, dict):
             raise RunError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         known = {f.name for f in fields(cls)}
+        for key, value in obj.items():
+            if key in _TYPES and not _has_type(value, _TYPES[key]):
+                raise RunError(f"{where}: field {key!r} is {_short(value)}, expected {_TYPE_NAMES[_TYPES[key]]}")
         meta = cls(**{k: v for k, v in obj.items() if k in known})
         if meta.status not in STATUSES:
             raise RunError(f"{where}: field 'status' is {meta.status!r}, expected one of {', '.join(STATUSES)}")
-        if not isinstance(meta.config, dict):
-            raise RunError(f"{where}: field 'config' must be an object of dotted keys")
-        meta.config = flatten_config(meta.config)
+        for r in meta.resumes:
+            if not (isinstance(r, dict) and all(_has_type(r.get(k), _INT) for k in ("metrics_seq", "samples_seq"))):
+                raise RunError(f"{where}: field 'resumes' holds {_short(r)}, expected objects with integer "
+                               "metrics_seq and samples_seq")
+        try:
+            meta.config = flatten_config(meta.config)
+        except RecursionError:
+            raise RunError(f"{where}: field 'config' is nested too deeply") from None
         return meta
 
     def effective_status(self, now: float | None = None, stale_after_s: float = STALE_AFTER_S) -> str:
@@ -66,6 +74,33 @@ class RunMeta:
         if beat is None or now - beat > stale_after_s:
             return "stale"
         return "running"
+
+
+# What each run.json field must hold; a wrong type is refused (naming the field) rather than failing later,
+# and a time that is not a finite number would make a dead run look alive forever.
+_TIME, _INT, _TEXT, _OPT_TEXT, _OBJ, _LIST = "time", "int", "text", "opt_text", "obj", "list"
+_TYPES = {"run_id": _TEXT, "name": _TEXT, "source": _TEXT, "config": _OBJ, "start_time": _TIME, "end_time": _TIME,
+          "status": _TEXT, "error": _OPT_TEXT, "heartbeat": _TIME, "last_step": _INT, "info": _OBJ,
+          "notes": _LIST, "resumes": _LIST, "schema_version": _INT}
+_TYPE_NAMES = {_TIME: "a finite number of seconds or null", _INT: "an integer or null", _TEXT: "a string",
+               _OPT_TEXT: "a string or null", _OBJ: "an object", _LIST: "a list"}
+
+
+def _has_type(value: Any, kind: str) -> bool:
+    if kind == _TIME:
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                 and math.isfinite(value))
+    if kind == _INT:
+        return value is None or (isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63)
+    if kind == _LIST:
+        return isinstance(value, list)
+    return {_TEXT: isinstance(value, str), _OPT_TEXT: value is None or isinstance(value, str),
+            _OBJ: isinstance(value, dict)}[kind]
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, (int, float, str, bool)) or value is None else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def flatten_config(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -102,10 +137,16 @@ def read_meta(folder: Path) -> RunMeta:
         raise RunError(f"{path}: missing") from None
     except OSError as e:
         raise RunError(f"{path}: cannot read ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise RunError(f"{path}: not UTF-8 text (byte {e.start})") from None
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise RunError(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except ValueError as e:  # an integer of thousands of digits: Python refuses to parse it
+        raise RunError(f"{path}: not valid JSON ({e})") from None
+    except RecursionError:
+        raise RunError(f"{path}: not valid JSON (nested too deeply)") from None
     return RunMeta.from_json(obj, str(path))
 
 

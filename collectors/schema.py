@@ -52,6 +52,8 @@ METRICS: dict[str, str] = {
     "eval/reward_mean": "mean reward on the held-out split (eval steps only, null elsewhere)",
     "perf/step_s": "wall-clock seconds the step took (rollout + update)",
     "perf/tokens_per_s": "generated completion tokens per second of rollout",
+    "policy/kl_coef": "coefficient of the KL-to-reference penalty at the step (in the loss or in the reward)",
+    "policy/clipfrac_dual": "fraction of tokens where the dual-clip bound applied (negative advantage, ratio above c)",
 }
 
 # One row per sampled response: column -> (arrow type name, meaning).

@@ -51,7 +51,8 @@ VERL: dict[str, str] = {
     "critic/score/min": "reward/min",
     "critic/score/max": "reward/max",
     "actor/pg_clipfrac": "policy/clipfrac",
-    # not mapped: actor/pg_clipfrac_lower is the dual-clip bound (negative advantages, ratio > c), not 1 - eps
+    # actor/pg_clipfrac_lower is the dual-clip bound (negative advantages, ratio > clip_ratio_c), not 1 - eps
+    "actor/pg_clipfrac_lower": "policy/clipfrac_dual",
     # ppo_kl is the KL between the old (rollout-time) and current policy, a staleness gauge.
     "actor/ppo_kl": "policy/approx_kl_old",
     "actor/entropy": "policy/entropy",
@@ -71,6 +72,16 @@ VERL: dict[str, str] = {
     "timing_s/step": "perf/step_s",
     "timing/step": "perf/step_s",
     "perf/throughput": "perf/tokens_per_s",
+    "perf/time_per_step": "perf/step_s",
+    # KL in the reward (algorithm.use_kl_in_reward): the mean per-token KL of the rollout policy to the
+    # reference, and its coefficient; newer verl names them actor/reward_kl_penalty(_coeff).
+    "critic/kl": "policy/kl_ref",
+    "critic/kl_coeff": "policy/kl_coef",
+    "actor/reward_kl_penalty": "policy/kl_ref",
+    "actor/reward_kl_penalty_coeff": "policy/kl_coef",
+    # Online filtering: fraction of prompt groups whose responses all scored 0 / all scored 1, before the filter.
+    "rollout/too_bad_sample_ratio": "groups/all_fail_frac",
+    "rollout/too_good_sample_ratio": "groups/all_pass_frac",
 }
 
 # OpenRLHF PPO / REINFORCE++ / GRPO (ray trainer), read in OpenRLHF/OpenRLHF: openrlhf/trainer/ray/ppo_actor.py

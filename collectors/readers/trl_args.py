@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import pickle
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -79,28 +80,37 @@ def _first_object(raw: bytes) -> Any:
     return obj
 
 
+def _pickle_bytes(path: Path) -> bytes:
+    """The pickle inside a torch.save zip, or the whole file when it is no zip (the legacy format)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            pkl = next((n for n in z.namelist() if n.endswith("/data.pkl") or n == "data.pkl"), None)
+            if pkl is None:
+                raise RunError(f"{path}: no data.pkl inside; not a torch.save file")
+            return z.read(pkl)
+    except zipfile.BadZipFile:
+        pass  # a CRC error in a zip also lands here; read as a plain pickle, it then fails as one
+    except (EOFError, ValueError, RuntimeError, NotImplementedError, zlib.error) as e:  # truncated, encrypted,
+        raise RunError(f"{path}: a damaged zip ({type(e).__name__}: {str(e)[:100]!r})") from None  # unknown compression
+    return path.read_bytes()  # the legacy (pre-zip) torch format starts with a plain pickle
+
+
 def read_training_args(path: Path) -> dict[str, Any]:
     """The flat config saved in a TRL/transformers `training_args.bin`; RunError naming the file otherwise.
 
     Secrets are not kept: fields named `*_token` (hub tokens) are redacted, as `to_dict()` does.
     """
     try:
-        with zipfile.ZipFile(path) as z:
-            pkl = next((n for n in z.namelist() if n.endswith("/data.pkl") or n == "data.pkl"), None)
-            if pkl is None:
-                raise RunError(f"{path}: no data.pkl inside; not a torch.save file")
-            raw = z.read(pkl)
-    except zipfile.BadZipFile:
-        raw = path.read_bytes()  # the legacy (pre-zip) torch format starts with a plain pickle
+        raw = _pickle_bytes(path)
     except OSError as e:
         raise RunError(f"{path}: cannot read ({e.strerror})") from e
     try:
         obj = _first_object(raw)
     except Exception as e:  # any malformed pickle is the same "cannot read" for the user
-        raise RunError(f"{path}: not a readable training-arguments pickle ({type(e).__name__}: {e})") from e
+        raise RunError(f"{path}: not a readable training-arguments pickle ({type(e).__name__}: {str(e)[:100]!r})") from e
     fields = _plain(obj)
     if not isinstance(fields, dict):
-        raise RunError(f"{path}: holds {fields!r}, not a training-arguments object")
+        raise RunError(f"{path}: holds {str(fields)[:80]!r}, not a training-arguments object")
     for key in _RUNTIME:
         fields.pop(key, None)
     for key, value in fields.items():

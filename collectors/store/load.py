@@ -37,6 +37,47 @@ def logged_nans(table: pa.Table) -> dict[str, list[int]]:
     return out
 
 
+_ARROW = {"int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(), "string": pa.string()}
+
+
+def _wanted(kind: str, name: str) -> pa.DataType | None:
+    """The type a part's column must have: `step`/`_seq` int64; metrics float64; samples their schema type."""
+    if name in ("step", SEQ_COLUMN):
+        return pa.int64()
+    if kind == "metrics":
+        return pa.float64()
+    if name in SAMPLES:
+        return _ARROW[SAMPLES[name][0]]
+    return None  # an extra sample column stays as written
+
+
+def conform(kind: str, table: pa.Table) -> tuple[pa.Table | None, str | None]:
+    """A part's table with every column in the run format's type, or (None, why) when the part is unusable.
+
+    A hand-written or damaged part can hold a column of another type (a step as text, a reward as a list);
+    a numeric column is cast (int -> float), a column that cannot be is dropped and named, so one bad
+    column costs that column, not the run, and parts of different vintages still concatenate.
+    """
+    if "step" not in table.column_names:
+        return None, "part has no 'step' column; skipped"
+    if len(set(table.column_names)) < table.num_columns:
+        return None, "part has duplicate column names; skipped"
+    dropped = []
+    for name in list(table.column_names):
+        col = table[name]
+        want = _wanted(kind, name)
+        if want is None or col.type == want:
+            continue
+        try:
+            table = table.set_column(table.schema.get_field_index(name), name, col.cast(want))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            if name == "step":
+                return None, f"column 'step' is {col.type}, not integers; skipped"
+            table = table.drop_columns([name])
+            dropped.append(f"{name!r} ({col.type})")
+    return table, (f"column(s) {', '.join(dropped)} not of the run format's type; ignored" if dropped else None)
+
+
 class NativeRun(Run):
     """A run folder written by RunWriter (or by hand, following docs/run-format.md)."""
 
@@ -104,10 +145,12 @@ class NativeRun(Run):
             self._bad[q.path] = mtime
             self.problems.append(Problem(f"{kind}/{q.path.name}", f"unreadable Parquet part skipped ({e})"))
             return None
-        if "step" not in table.column_names:
+        table, message = conform(kind, table)
+        if table is None:
             self._bad[q.path] = mtime
-            self.problems.append(Problem(f"{kind}/{q.path.name}", "part has no 'step' column; skipped"))
-            return None
+        problem = Problem(f"{kind}/{q.path.name}", message or "")
+        if message and problem not in self.problems:  # samples are read again per query: name it once
+            self.problems.append(problem)
         return table
 
     def _read_new(self) -> list[pd.DataFrame]:

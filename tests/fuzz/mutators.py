@@ -13,6 +13,9 @@ import random
 import re
 from collections.abc import Callable
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 Mutator = Callable[[bytes, random.Random], bytes]
 MUTATORS: dict[str, Mutator] = {}
 
@@ -139,6 +142,35 @@ def non_utf8(data: bytes, rng: random.Random) -> bytes:
     """Latin-1 or broken UTF-8 in a text file (a locale, a truncated multibyte character)."""
     p = _pos(data, rng)
     return data[:p] + rng.choice([b"\xe9", b"\xe6\xbc", b"\xc3", b"\x80\x80", b"\xed\xa0\x80"]) + data[p:]
+
+
+@mutator
+def parquet_types(data: bytes, rng: random.Random) -> bytes:
+    """A Parquet file rewritten with one column of another type, dropped, or a stray column added: what a
+    hand-made or foreign part file holds (a step as text, a reward as a list, no step at all)."""
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError):
+        return wrong_type(data, rng)
+    if not table.num_columns:
+        return data
+    i = rng.randrange(table.num_columns)
+    n = table.num_rows
+    how = rng.choice(["string", "list", "drop", "null", "huge", "bool", "extra"])
+    if how == "drop":
+        table = table.remove_column(i)
+    elif how == "extra":
+        table = table.append_column(rng.choice(["step", "_seq", "x", ""]) + "_", pa.array([b"\xff"] * n))
+    else:
+        new = {"string": lambda: pa.array([rng.choice(["1", "NaN", "x", ""]) for _ in range(n)]),
+               "list": lambda: pa.array([[1.0, 2.0]] * n),
+               "null": lambda: pa.nulls(n),
+               "huge": lambda: pa.array([rng.choice([2**63 - 1, -(2**63), 0]) for _ in range(n)], pa.int64()),
+               "bool": lambda: pa.array([True] * n)}[how]()
+        table = table.set_column(i, table.schema.field(i).name, new)
+    out = pa.BufferOutputStream()
+    pq.write_table(table, out)
+    return out.getvalue().to_pybytes()
 
 
 def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes]:

@@ -1,0 +1,153 @@
+"""Values the readers decide about on purpose: out-of-range numbers, steps that are no int64, non-UTF-8,
+deep nesting, fields of the wrong type, Parquet columns of the wrong type, damaged pickles.
+
+Each decision is one of: keep (as infinity, as NaN), leave out and count, or refuse with RunError naming the
+file (and the field) in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import zipfile
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from collectors import RunError, RunWriter, load_run
+from collectors.meta import read_meta
+from collectors.readers.keymap import BAD_STEPS, chunk, map_row, merge_by_step, to_number, to_step, unscale
+from collectors.readers.trl_args import read_training_args
+
+
+# -- numbers in metrics: kept, as infinity when beyond float ---------------------------------------------
+def test_numbers_beyond_float_are_kept_as_signed_infinity():
+    assert to_number(10**400) == math.inf and to_number(-(10**400)) == -math.inf
+    assert to_number("1e400") == math.inf and to_number(-1e400) == -math.inf
+    assert to_number(2**80) == 2.0**80  # fits a float, if not exactly
+    assert math.isnan(to_number("NaN")) and math.isnan(to_number(" nan "))
+    assert to_number("x") is None and to_number([1]) is None and to_number({}) is None
+    row, bad = map_row({"loss": 10**400, "reward": "NaN", "kl": [], "entropy": None})
+    assert row["loss/total"] == math.inf and math.isnan(row["reward/mean"]) and row["policy/entropy"] is None
+    assert bad == ["kl"]
+
+
+# -- steps: an int64 or the row is left out and counted ----------------------------------------------------
+@pytest.mark.parametrize("value", [2**80, -(2**70), 1e400, math.nan, math.inf, 1.5, "x", "1" * 5000, None, True, [3]])
+def test_a_step_that_is_no_int64_is_refused(value):
+    assert to_step(value) is None
+
+
+def test_integral_steps_in_any_spelling_are_kept():
+    assert [to_step(v) for v in (3, 3.0, "12", " 7 ", 2**63 - 1)] == [3, 3, 12, 7, 2**63 - 1]
+
+
+def test_rows_with_bad_steps_are_left_out_and_counted():
+    rows = [{"step": 1, "a": 1.0}, {"step": 2**80, "a": 2.0}, {"step": math.nan, "a": 3.0}, {"step": 1, "b": 4.0},
+            {"step": "3", "a": 5.0}]
+    merged = merge_by_step(rows)
+    frame = chunk(merged)
+    assert frame["step"].tolist() == [1, 3] and frame["b"].tolist()[0] == 4.0
+    assert frame.attrs[BAD_STEPS] == 2
+
+
+def test_a_scale_that_is_no_number_leaves_the_key_alone():
+    assert unscale("actor/lr(1e-4)", 2.0) == ("actor/lr", 2e-4)
+    assert unscale("actor/lr(1.2.3)", 2.0) == ("actor/lr(1.2.3)", 2.0)
+    assert unscale("x(1e308)", 1e10)[1] == math.inf  # overflow of the product is infinity, not an error
+
+
+# -- run.json: refused with the file and the field named ------------------------------------------------
+def _run(tmp_path):
+    with RunWriter(tmp_path / "r", config={"a": 1}) as w:
+        for s in range(3):
+            w.log_step(s, {"loss/total": 1.0 / (s + 1)})
+    return tmp_path / "r"
+
+
+@pytest.mark.parametrize("text,says", [
+    (b'{"name": "\xff\xfe"}', "not UTF-8 text"),
+    (b'{"last_step": ' + b"1" * 5000 + b"}", "not valid JSON"),
+    (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
+    (b'{"heartbeat": "yesterday"}', "field 'heartbeat'"),
+    (b'{"status": "running", "heartbeat": 1e400}', "field 'heartbeat' is inf, expected a finite number"),
+    (b'{"last_step": 1208925819614629174706176}', "field 'last_step'"),
+    (b'{"notes": "x"}', "field 'notes'"),
+    (b'{"resumes": [1]}', "field 'resumes'"),
+    (b'{"name": ["x"]}', "field 'name'"),
+])
+def test_bad_run_json_is_refused_in_one_line_naming_the_file(tmp_path, text, says):
+    folder = _run(tmp_path)
+    (folder / "run.json").write_bytes(text)
+    with pytest.raises(RunError) as e:
+        read_meta(folder)
+    assert says in str(e.value) and str(folder / "run.json") in str(e.value) and "\n" not in str(e.value)
+    run = load_run(folder)  # the parts still load; the metadata is ignored and said so
+    assert run.metrics["step"].tolist() == [0, 1, 2]
+    assert any(p.file == "run.json" and "metadata ignored" in p.message for p in run.problems)
+
+
+def test_a_config_nested_as_deep_as_json_allows_is_kept_flat(tmp_path):
+    folder = _run(tmp_path)
+    (folder / "run.json").write_text('{"config": ' + '{"a": ' * 900 + "1" + "}" * 900 + "}")
+    assert read_meta(folder).config == {".".join(["a"] * 900): 1}
+
+
+def test_a_dead_run_never_looks_alive_through_its_heartbeat(tmp_path):
+    folder = _run(tmp_path)
+    meta = json.loads((folder / "run.json").read_text())
+    meta.update(status="running", heartbeat=time.time() - 3600)
+    (folder / "run.json").write_text(json.dumps(meta))
+    assert load_run(folder).status == "stale"
+
+
+# -- Parquet parts with columns of another type ---------------------------------------------------------
+def test_a_part_column_of_the_wrong_type_is_dropped_and_named(tmp_path):
+    folder = _run(tmp_path)
+    pq.write_table(pa.table({"step": pa.array([5], pa.int64()), "loss/total": pa.array(["high"]),
+                             "reward/mean": pa.array([1], pa.int32())}), folder / "metrics" / "part-00000009.parquet")
+    run = load_run(folder)
+    assert run.metrics["step"].tolist() == [0, 1, 2, 5]
+    assert run.metrics["reward/mean"].tolist()[-1] == 1.0  # an int column is cast
+    assert any("'loss/total' (string)" in p.message for p in run.problems)
+
+
+def test_a_part_whose_step_is_not_integer_is_skipped(tmp_path):
+    folder = _run(tmp_path)
+    pq.write_table(pa.table({"step": pa.array(["five"]), "loss/total": [1.0]}), folder / "metrics" / "part-00000009.parquet")
+    run = load_run(folder)
+    assert run.metrics["step"].tolist() == [0, 1, 2]
+    assert any("column 'step' is string" in p.message for p in run.problems)
+
+
+def test_sample_parts_of_different_types_still_concatenate(tmp_path):
+    folder = tmp_path / "r"
+    with RunWriter(folder) as w:
+        w.log_step(0, {"loss/total": 1.0})
+        w.log_samples([{"step": 0, "group": 0, "sample": 0, "reward": 1.0, "completion": "ok"}])
+    pq.write_table(pa.table({"step": pa.array([1], pa.int32()), "group": [0], "sample": [0], "reward": pa.array(["1"]),
+                             "completion": pa.array([[1, 2]])}), folder / "samples" / "part-00000009.parquet")
+    run = load_run(folder)
+    samples = run.samples()
+    assert samples["step"].tolist() == [0, 1] and samples["completion"].tolist()[0] == "ok"
+    assert samples["reward"].tolist()[1] == 1.0  # numeric text casts
+    assert run.samples()["step"].tolist() == [0, 1]  # a second query still reads the part
+    assert sum("'completion' (list<" in p.message for p in run.problems) == 1, run.problems
+
+
+# -- training_args.bin: never unpickled for real, refused in one line ----------------------------------------
+def test_damaged_training_args_are_refused_in_one_line(tmp_path):
+    f = tmp_path / "training_args.bin"
+    f.write_bytes(b"\x80\x04\x95garbage\n\nmore\x00")
+    with pytest.raises(RunError, match="not a readable training-arguments pickle") as e:
+        read_training_args(f)
+    assert "\n" not in str(e.value)
+    with zipfile.ZipFile(f, "w") as z:
+        z.writestr("archive/data.pkl", b"\x80\x04N.")
+    raw = f.read_bytes()
+    f.write_bytes(raw[: len(raw) // 2])  # a half-synced copy
+    with pytest.raises(RunError) as e:
+        read_training_args(f)
+    assert str(f) in str(e.value) and "\n" not in str(e.value)
