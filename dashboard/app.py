@@ -22,4 +22,5 @@ PAGES = [
 
 page = st.navigation(PAGES)
 ui.sync_selection()
+ui.language_switch()
 page.run()

@@ -13,9 +13,13 @@ import streamlit as st
 
 from collectors import RunError
 from dashboard import data, paths
+from dashboard.diagnosis import i18n
 from dashboard.text import STATUS_ICONS, ago, escape_md
 
 SELECTED = "grposcope_runs"  # session key: list of run keys
+LANG = "grposcope_lang"  # session key: the language chosen in the switch or the URL (?lang=zh)
+SWITCH = "grposcope_lang_switch"  # widget key of the switch
+LANG_NAMES = {"en": "English", "zh": "中文"}
 
 
 def sync_selection() -> None:
@@ -25,6 +29,28 @@ def sync_selection() -> None:
         st.session_state[SELECTED] = list(dict.fromkeys(from_url))
     elif st.session_state.get(SELECTED):
         st.query_params["run"] = st.session_state[SELECTED]
+
+
+def lang() -> str:
+    """The language of the findings: chosen in the switch or the URL (?lang=zh), else the server's locale."""
+    return st.session_state.get(LANG) or i18n.parse_lang(st.query_params.get("lang")) or i18n.default_lang()
+
+
+def language_switch() -> str:
+    """The sidebar switch. A choice (or a URL that names a language) lives in the session and is written back
+    to the URL on every page, like the runs; without one the URL stays as it is."""
+    from_url = i18n.parse_lang(st.query_params.get("lang"))
+    if from_url and from_url != st.session_state.get(LANG):  # arrived by a link or a pasted URL
+        st.session_state[LANG] = st.session_state[SWITCH] = from_url
+    current = lang()
+    st.session_state.setdefault(SWITCH, current)
+    picked = st.sidebar.radio("Language · 语言", i18n.LANGS, format_func=LANG_NAMES.get, horizontal=True,
+                              key=SWITCH)
+    if picked != current:
+        st.session_state[LANG] = picked
+    if LANG in st.session_state:
+        st.query_params["lang"] = st.session_state[LANG]
+    return lang()
 
 
 def selected_keys() -> list[str]:
@@ -132,4 +158,6 @@ def link(page: str, label: str, keys: str | list[str], params: dict | None = Non
     if target is None:
         return
     query = {"run": [keys] if isinstance(keys, str) else list(keys), **{k: str(v) for k, v in (params or {}).items()}}
+    if LANG in st.session_state:
+        query["lang"] = st.session_state[LANG]
     st.page_link(target, label=label, query_params=query, icon="➡️")

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import coverage, ui
-from dashboard.diagnosis import config_questions
+from dashboard.diagnosis import config_questions, i18n
 from dashboard.text import escape_md
 
 st.title("Config")
@@ -23,7 +23,7 @@ if not meta.config:
     st.stop()
 
 st.subheader("The five questions")
-answers = config_questions.answer_questions(meta.config, meta.source)
+answers = [i18n.localise_answer(a, ui.lang()) for a in config_questions.answer_questions(meta.config, meta.source)]
 st.dataframe(pd.DataFrame([{"#": a.number, "question": a.question, "answer": a.answer,
                             "from config keys": ", ".join(a.keys)} for a in answers]),
              hide_index=True, width="stretch")

@@ -1,0 +1,93 @@
+"""The dashboard's language switch (streamlit AppTest): ?lang=zh renders the diagnosis in Chinese, the choice
+is kept in the URL across pages, and English stays the default."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from dash_fixtures import make_root
+from streamlit.testing.v1 import AppTest
+
+from dashboard import data
+from dashboard.diagnosis import i18n
+from dashboard.diagnosis.i18n import zh
+from dashboard.paths import ROOTS_ENV
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+TIMEOUT = 60
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return make_root(tmp_path_factory.mktemp("i18n_dash") / "root")
+
+
+@pytest.fixture(autouse=True)
+def env(root, monkeypatch):
+    monkeypatch.setenv(ROOTS_ENV, str(root))
+    for var in i18n.LOCALE_VARS:
+        monkeypatch.delenv(var, raising=False)
+    data.clear_caches()
+    yield
+    data.clear_caches()
+
+
+def open_page(page: str, **params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page(f"views/{page}.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def url_lang(at: AppTest) -> str | None:
+    v = at.query_params.get("lang")
+    return v[0] if isinstance(v, list) else v
+
+
+def page_text(at: AppTest) -> str:
+    return "\n".join(str(e.value) for kind in ("markdown", "caption", "title", "error", "success", "info",
+                                               "warning") for e in getattr(at, kind))
+
+
+def test_diagnosis_page_in_chinese_from_the_url():
+    at = open_page("diagnosis", run="root/broken_verifier", lang="zh")
+    text = page_text(at)
+    assert at.title[0].value == "诊断"
+    assert "**优先检查**" in text and "证据：" in text
+    assert "整个 run 的 reward 恒为 0" in text  # the rule's title, with its number
+    assert zh.CHECKS["verifier"][1] in text  # a check's "how", as the catalog writes it
+    assert re.search(r"\*\*结论：(不学习|不稳定|健康|还无法判断)\*\*：", text), text[:300]
+    assert "Check first" not in text and "symptom:" not in text
+    assert at.radio(key="grposcope_lang_switch").value == "zh"
+    assert url_lang(at) == "zh"
+
+
+def test_english_by_default_and_the_switch_turns_chinese():
+    at = open_page("diagnosis", run="root/broken_verifier")
+    text = page_text(at)
+    assert at.title[0].value == "Diagnosis" and "**Check first**" in text
+    assert not CJK.search(text)
+    assert url_lang(at) is None  # no choice made: the URL stays as it was
+    at.radio(key="grposcope_lang_switch").set_value("zh").run()
+    assert not at.exception
+    assert at.title[0].value == "诊断" and "**优先检查**" in page_text(at)
+    assert url_lang(at) == "zh"
+
+
+def test_the_choice_follows_to_other_pages_and_back_to_english():
+    at = open_page("diagnosis", run="root/broken_verifier", lang="zh")
+    at.switch_page("views/config.py").run()
+    assert not at.exception
+    assert url_lang(at) == "zh"
+    questions = " ".join(str(v) for df in at.dataframe for v in df.value.get("question", []))
+    assert zh.QUESTIONS[1] in questions
+    at.radio(key="grposcope_lang_switch").set_value("en").run()
+    assert url_lang(at) == "en"
+    at.switch_page("views/diagnosis.py").run()
+    assert at.title[0].value == "Diagnosis" and url_lang(at) == "en"
