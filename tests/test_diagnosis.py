@@ -517,3 +517,20 @@ def test_the_verdict_comes_first_and_a_run_without_rows_cannot_be_judged(tmp_pat
     s["reward/mean"] = np.full(100, 0.3) + np.random.default_rng(8).normal(0, 0.01, 100)
     assert diagnose(write(tmp_path, s, name="flat")).verdict.kind == "not_learning"
     assert diagnose(write(tmp_path, healthy_series(100), name="ok")).verdict.kind == "healthy"
+
+
+def test_cli_judges_each_launch_of_a_sweep_folder_on_its_own(tmp_path, capsys):
+    tb = pytest.importorskip("torch.utils.tensorboard")
+    rng = np.random.default_rng(9)
+    for kl in (0.05, 8.0):  # two launches into one logdir, each from step 1: a calm one, then one that explodes
+        w = tb.SummaryWriter(str(tmp_path / "sweep"))
+        for step in range(1, 31):
+            w.add_scalar("train/reward", 0.3 + rng.normal(0, 0.05), step)
+            w.add_scalar("train/kl", 0.0 if step == 1 else kl, step)
+        w.close()
+    assert diagnose_main([str(tmp_path / "sweep"), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc) == 2 and all("#" in name for name in doc)
+    calm, wild = (doc[name] for name in doc)
+    assert not [f for f in calm["findings"] if f["rule_id"] == "kl_clip_explode"]
+    assert wild["verdict"]["kind"] == "unstable" and wild["verdict"]["reason"] == "KL / clip fraction explode"

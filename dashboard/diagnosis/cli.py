@@ -49,6 +49,17 @@ def open_any(target: str):
     return open_run(target)
 
 
+def open_launches(target: str) -> dict[str, Any]:
+    """{name: run} for every run a target holds: a sweep's launches written into one folder are judged each on
+    its own (named TARGET#LAUNCH), so no finding spans the seam between two launches."""
+    from collectors.sources import launch_target, launches_of, split_launch
+
+    # a launch comes as its id or already as TARGET#LAUNCH, depending on the reader
+    names = [k if split_launch(k)[1] is not None else launch_target(target, k) for k in launches_of(target)]
+    names = names or [target]
+    return {name: open_any(name) for name in names}
+
+
 def format_finding(f: Finding, lang: str = "en") -> str:
     """A finding as text; `f` already in `lang` (i18n.localise_finding), the labels around it put in here."""
     span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
@@ -117,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, Any] = {}
     for target in args.runs:
         try:
-            runs[target] = open_any(target)
+            runs.update(open_launches(target))
         except Exception as e:  # noqa: BLE001 - any reader error is "cannot read this run", exit 2
             msg = str(e) if target in str(e) else f"{target}: {e}"
             print(f"grpo-diagnose: cannot read {msg}", file=sys.stderr)

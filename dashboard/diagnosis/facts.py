@@ -104,5 +104,8 @@ def same_score_side(d: RunData, mask: np.ndarray) -> str | None:
     lo, hi = np.nanmin(r), np.nanmax(r)
     if not len(at) or hi <= lo:
         return None
-    pos = (float(np.median(at)) - lo) / (hi - lo)
-    return "all-pass" if pos >= 0.9 else "all-fail" if pos <= 0.1 else None
+    level = float(np.median(at))
+    pos = (level - lo) / (hi - lo)
+    # A shared reward of 0 at the top of a range of penalties (wordle: -0.3 .. 0) earned nothing: all-pass
+    # only when the shared reward is positive, all-fail at the bottom of the range.
+    return "all-pass" if pos >= 0.9 and level > 0 else "all-fail" if pos <= 0.1 else None
