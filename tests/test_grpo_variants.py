@@ -228,3 +228,28 @@ def test_policy_loss_matches_trl_compute_loss(trl_trainer, loss_type, trl_knobs,
     assert (got - want).abs().max() <= 1e-5 * want.abs().max(), (got - want).abs().max()
     if loss_type != "cispo":  # CISPO: TRL weighs log pi, we weigh log(pi / pi_old): same gradient, shifted value
         assert loss.item() == pytest.approx(trl_loss.item(), rel=1e-5)
+
+
+@pytest.mark.parametrize("sets,number,needle", [
+    ({"algo.adv_mode": "rloo"}, 1, "leave-one-out"),
+    ({"algo.adv_mode": "reinforce_pp"}, 1, "REINFORCE++"),
+    ({"algo.adv_mode": "reinforce_pp_baseline"}, 1, "REINFORCE++-baseline"),
+    ({"algo.drop_zero_var_groups": "true", "algo.refill_rounds": "3"}, 1, "refilled by up to 3"),
+    ({"algo.overlong_buffer": "4", "algo.overlong_penalty": "0.5"}, 1, "-0.5 reward over the last 4 tokens"),
+    ({"algo.policy_loss": "dual_clip"}, 2, "dual-clip"),
+    ({"algo.policy_loss": "cispo"}, 2, "CISPO"),
+    ({"algo.policy_loss": "sapo"}, 2, "SAPO"),
+    ({"algo.mask_truncated": "true"}, 2, "truncated completions get no loss"),
+    ({"algo.rollout_correction": "sequence_mask", "algo.rollout_correction_max": "2"}, 3,
+     "sequence_mask importance weights in [0.0, 2.0]"),
+    ({"algo.kl_bias_correction": "true"}, 4, "bias-corrected"),
+    ({"algo.kl_estimator": "low_var_kl"}, 4, "low_var_kl"),
+])
+def test_every_variant_knob_shows_in_the_config_questions(sets, number, needle):
+    from dashboard.diagnosis.config_questions import answer_questions
+    from grpo_core.config import to_dict
+
+    answers = answer_questions(to_dict(build_config(overrides=list(sets.items()))), "grpo_core")
+    assert needle in answers[number - 1].answer
+    plain = answer_questions(to_dict(build_config()), "grpo_core")
+    assert needle not in plain[number - 1].answer

@@ -3,8 +3,9 @@
 A text reader (generic rows, key-value logs, console dicts) parses its format into a frame of logged
 columns with a `step` column, and hands it to `TextRun._emit`, which converts the values to numbers (naming
 the ones that are not), renames through `synonyms`, merges partial rows of one step, records logged NaNs,
-and tracks the columns that were 0 on every row so far: those were "not measured" (a trainer that skips
-its entropy logs 0.0), so `metrics` leaves them out and a reader note says so.
+and tracks the columns that were 0 on every row so far: for metrics that cannot be 0 throughout when
+measured (PLACEHOLDER_ZERO) those were "not measured" (a trainer that skips its entropy logs 0.0), so
+`metrics` leaves them out and a reader note says so.
 Everything here is per column or per block of rows, never per value, so a 100,000-row file costs a few
 vectorised passes.
 """
@@ -24,6 +25,17 @@ from collectors.run import NAN_AT, Problem, Run
 # Fewer rows than this say nothing about a column being a placeholder (the KL to the reference is 0 at the
 # first step of any run, by construction).
 MIN_ROWS_UNMEASURED = 3
+# Metrics that cannot read exactly 0 on every step when they are measured, so such a column is a placeholder
+# (a trainer printing 0.0 for what it skipped: `compute_entropy: false`, no reference model). Others can
+# truly be 0 throughout and stay: a binary reward's min, a truncation or clip fraction never hit, a grad
+# norm of 0 (no gradient at all, which the diagnosis must see).
+PLACEHOLDER_ZERO = frozenset({
+    "policy/entropy",  # sampling at temperature > 0 has positive entropy
+    "policy/kl_ref",  # the policy leaves the reference after its first update
+    "policy/approx_kl_old",  # several minibatches or epochs move the policy off the rollout policy
+    "completions/len_mean", "completions/len_max",  # a completion has at least one token
+    "perf/step_s", "perf/tokens_per_s",
+})
 _KEEP = ("step", "wall_time", "_seq")
 
 
@@ -169,7 +181,7 @@ class TextRun(Run):
             # a printed "-0.0000" is a measured value rounded by the print format, never a placeholder
             if ((s != 0) & given).any() or np.signbit(s[given]).any() or col in nan_at:
                 self._nonzero.add(col)
-        zero = self._valued - self._nonzero if self._rows_seen >= MIN_ROWS_UNMEASURED else set()
+        zero = (self._valued - self._nonzero) & PLACEHOLDER_ZERO if self._rows_seen >= MIN_ROWS_UNMEASURED else set()
         if zero != self._all_zero:
             self._all_zero = zero
             self.problems = [p for p in self.problems if "not measured" not in p.message]

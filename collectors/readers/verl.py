@@ -16,30 +16,25 @@ The config comes from `.hydra/config.yaml` beside the logs or the console log's 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import math
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.json as pajson
 
 from collectors.meta import RunError, RunMeta
-from collectors.readers.keymap import (
-    VERL,
-    canonical_name,
-    chunk,
-    fill_from,
-    map_row,
-    merge_by_step,
-    to_number,
-    unscale,
-)
+from collectors.readers.generic import arrow_columns
+from collectors.readers.keymap import unscale
 from collectors.readers.linetail import LineTail
+from collectors.readers.rows import TextRun
 from collectors.readers.verl_config import read_config
-from collectors.run import Problem, Run
+from collectors.run import Problem
 from collectors.schema import SAMPLES
 from collectors.sources import register_source
 
@@ -58,13 +53,26 @@ def _is_verl_jsonl(path: Path) -> bool:
     return head.startswith(b'{"step"') and b'"data"' in head
 
 
+SCAN_BYTES = 8 << 20  # a first step line may follow megabytes of Ray start-up output
+_STEP_BYTES_RE = re.compile(rb"(?:^|\s)step:\d+ - [^\s:]+:", re.MULTILINE)
+
+
 def _is_console(path: Path) -> bool:
+    """A verl console log: a `step:N - key:value` line within the first SCAN_BYTES (read 1 MiB at a time,
+    searched as bytes, so a log whose first step comes after 200 KB of Ray output is found quickly)."""
     try:
         with path.open("rb") as f:
-            head = f.read(1 << 16).decode("utf-8", "replace")
+            tail = b""
+            for _ in range(SCAN_BYTES >> 20):
+                block = f.read(1 << 20)
+                if not block:
+                    return False
+                if _STEP_BYTES_RE.search(tail + block):
+                    return True
+                tail = block[-256:]  # a line split across two reads
     except OSError:
         return False
-    return any(_CONSOLE_RE.search(line) for line in _ANSI_RE.sub("", head).splitlines())
+    return False
 
 
 def _dump_dir(folder: Path) -> Path | None:
@@ -98,37 +106,32 @@ def detect(target: str) -> bool:
     return bool(jsonl or logs or dumps)
 
 
-@lru_cache(maxsize=1 << 14)
-def _verl_name(key: str) -> str:
-    return canonical_name(key, [VERL])
+def unscale_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Older verl logs `actor/lr(1e-4): 0.010`, meaning 0.010 x 1e-4: such a column becomes `actor/lr`, scaled."""
+    renames = {}
+    for col in frame.columns:
+        name, scale = unscale(col, 1.0)
+        if name != col:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce") * scale
+            renames[col] = name
+    return frame.rename(columns=renames) if renames else frame
 
 
-def verl_row(data: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
-    """One step's verl metrics -> canonical row; scaled keys fixed, validation scores as eval/reward_mean."""
-    fixed: dict[str, Any] = {}
-    for key, value in data.items():
-        number = to_number(value)
-        if number is not None:
-            key, value = unscale(key, number)
-        else:
-            key, _ = unscale(key, 1.0)
-        fixed[key] = value
-    row, bad = map_row(fixed, _verl_name)
-    for key, value in fixed.items():
-        if key.startswith(_EVAL_PREFIXES) and "eval/reward_mean" not in row and key in row:
-            row["eval/reward_mean"] = row[key]
-    return row, bad
+def eval_column(chunk: pd.DataFrame) -> None:
+    """verl names its validation score per data source (`val-core/openai/gsm8k/reward/mean@1`, older
+    `test_score/...`): the first such column of a step is its eval/reward_mean."""
+    cols = [c for c in chunk.columns if c.startswith(_EVAL_PREFIXES)]
+    if cols and "eval/reward_mean" not in chunk:
+        chunk["eval/reward_mean"] = chunk[cols].bfill(axis=1).iloc[:, 0]
 
 
-class VerlRun(Run):
-    def __init__(self, path: Path | str) -> None:
+class VerlRun(TextRun):
+    def __init__(self, path: Path | str, mapping=None) -> None:
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.stem, name=path.stem if path.is_file() else path.name,
-                                       source="verl"))
+                                       source="verl"), mapping)
         self._tails: dict[Path, LineTail] = {}
         self._dumps_read: dict[Path, int] = {}  # dump file -> size read (a dump is written once per step)
-        self._group_stats: dict[int, dict[str, float]] = {}
-        self._seq = 0
         self.refresh()
 
     # -- metrics -----------------------------------------------------------------------------
@@ -140,67 +143,82 @@ class VerlRun(Run):
             return []
         if not self.meta.config and self.last_step is None:
             self._read_config(logs)  # printed before the first step: once steps arrive, it is not coming
-        rows: list[dict[str, Any]] = []
-        for f in jsonl:
-            rows += self._read_file(f, self._jsonl_row)
-        for f in logs:
-            rows += self._read_file(f, self._console_row)
+        parts = [self._read_file(f, self._jsonl_block) for f in jsonl]
+        parts += [self._read_file(f, self._console_block) for f in logs]
         if dumps is not None:
-            rows += self._read_dumps(dumps)
-        if not rows:
+            parts.append(self._read_dumps(dumps))
+        parts = [p for p in parts if p is not None and len(p[0])]
+        if not parts:
             return []
-        rows = merge_by_step(rows)
-        for row in rows:  # group stats from dumps belong with the step's metrics, whichever came first
-            row.update(self._group_stats.get(int(row["step"]), {}))
-        rows = fill_from(self._table.frame(), rows)
-        frame = chunk(rows, self._seq)
-        self._seq += len(rows)
-        return [frame]
+        frame = pd.concat([p[0] for p in parts], ignore_index=True, sort=False) if len(parts) > 1 else parts[0][0]
+        lines = np.concatenate([p[1] for p in parts])
+        nans = {}  # the file logger writes NaN as null; a console "nan" is found by the shared conversion
+        names = ", ".join(dict.fromkeys(p[2] for p in parts))
+        out = self._emit(unscale_columns(frame), names, lines, nans)
+        for c in out:
+            eval_column(c)
+        return out
 
-    def _read_file(self, path: Path, parse) -> list[dict[str, Any]]:
+    def _read_file(self, path: Path, parse) -> tuple[pd.DataFrame, np.ndarray, str] | None:
         tail = self._tails.setdefault(path, LineTail(path))
-        lines, rewritten, waiting = tail.read()
+        block, first, rewritten, waiting = tail.read_bytes()
         if rewritten:
             # a restart rewrote the file: what it said before no longer describes this run
-            self._table.reset()
-            self._note(Problem(path.name, "file was rewritten (a restart?); read again from the top"))
-        rows = []
-        for no, text in lines:
-            if text.strip():
-                row = parse(path, no, text)
-                if row is not None:
-                    rows.append(row)
+            self._reset(path.name, "file was rewritten (a restart?); read again from the top")
         if waiting:
             self.problems.append(Problem(path.name, f"line {tail.line_no + 1} is incomplete; waiting for the rest"))
-        return rows
+        if not block.strip():
+            return None
+        frame, lines = parse(path, block, first)
+        return frame, lines, path.name
 
-    def _jsonl_row(self, path: Path, no: int, text: str) -> dict[str, Any] | None:
+    def _jsonl_block(self, path: Path, block: bytes, first: int) -> tuple[pd.DataFrame, np.ndarray]:
+        """File-logger lines -> (frame of step + data keys, line numbers); pyarrow first, `json` to name bad lines."""
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as e:
-            self._note(Problem(path.name, f"line {no}: not JSON ({e.msg}); skipped"))
-            return None
-        if not isinstance(obj, dict) or not isinstance(obj.get("step"), int) or not isinstance(obj.get("data"), dict):
-            self._note(Problem(path.name, f"line {no}: expected {{\"step\": int, \"data\": {{...}}}}; skipped"))
-            return None
-        return self._row(path, no, obj["step"], obj["data"])
+            table = pajson.read_json(io.BytesIO(block))
+            if "data" in table.column_names and "step" in table.column_names and block.count(b"\n") == table.num_rows:
+                data = table.column("data")
+                if pa.types.is_struct(data.type) and pa.types.is_integer(table.column("step").type) \
+                        and data.null_count == 0 and table.column("step").null_count == 0:
+                    flat = pa.Table.from_arrays(data.combine_chunks().flatten(),
+                                                names=[f.name for f in data.type])
+                    frame, _ = arrow_columns(flat)
+                    frame.insert(0, "step", table.column("step").to_numpy())
+                    return frame, np.arange(first, first + len(frame))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass  # a broken line, a value changing type: line by line below
+        rows, lines = [], []
+        for no, raw in enumerate(block.split(b"\n"), first):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError as e:
+                self._note(Problem(path.name, f"line {no}: not JSON ({getattr(e, 'msg', e)}); skipped"))
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("step"), int) or not isinstance(obj.get("data"), dict):
+                self._note(Problem(path.name, f"line {no}: expected {{\"step\": int, \"data\": {{...}}}}; skipped"))
+                continue
+            rows.append({"step": obj["step"], **obj["data"]})
+            lines.append(no)
+        return pd.DataFrame.from_records(rows), np.asarray(lines, dtype=np.int64)
 
-    def _console_row(self, path: Path, no: int, text: str) -> dict[str, Any] | None:
-        m = _CONSOLE_RE.search(_ANSI_RE.sub("", text).rstrip())
-        if not m:
-            return None  # other console output
-        data: dict[str, Any] = {}
-        for part in m[2].split(" - "):
-            key, sep, value = part.rpartition(":")
-            if sep and key:
-                data[key.strip()] = value.strip()
-        return self._row(path, no, int(m[1]), data)
-
-    def _row(self, path: Path, no: int, step: int, data: dict[str, Any]) -> dict[str, Any]:
-        row, bad = verl_row(data)
-        if bad:
-            self._note(Problem(path.name, f"line {no}: non-numeric value for {', '.join(bad[:3])}; left null"))
-        return {"step": step, **row}
+    def _console_block(self, path: Path, block: bytes, first: int) -> tuple[pd.DataFrame, np.ndarray]:
+        rows, lines = [], []
+        for no, raw in enumerate(block.split(b"\n"), first):
+            if b"step:" not in raw:
+                continue  # other console output
+            m = _CONSOLE_RE.search(_ANSI_RE.sub("", raw.decode("utf-8", "replace")).rstrip())
+            if not m:
+                continue
+            data: dict[str, Any] = {"step": int(m[1])}
+            for part in m[2].split(" - "):
+                key, sep, value = part.rpartition(":")
+                if sep and key:
+                    data[key.strip()] = value.strip()
+            rows.append(data)
+            lines.append(no)
+        return pd.DataFrame.from_records(rows), np.asarray(lines, dtype=np.int64)
 
     def _read_config(self, logs: list[Path]) -> None:
         folder = self.path if self.path.is_dir() else self.path.parent
@@ -214,7 +232,7 @@ class VerlRun(Run):
             self.meta.info["config_source"] = where
 
     # -- rollout dumps -----------------------------------------------------------------------
-    def _read_dumps(self, folder: Path) -> list[dict[str, Any]]:
+    def _read_dumps(self, folder: Path) -> tuple[pd.DataFrame, np.ndarray, str] | None:
         rows = []
         new_samples = []
         for f in sorted((p for p in folder.glob("*.jsonl") if _DUMP_RE.match(p.name)), key=lambda p: int(p.stem)):
@@ -226,7 +244,6 @@ class VerlRun(Run):
             samples, stats = self._parse_dump(f, step)
             if samples is None:
                 continue
-            self._group_stats[step] = stats
             new_samples.append(samples)
             rows.append({"step": step, **stats})
         if new_samples:
@@ -235,7 +252,9 @@ class VerlRun(Run):
             keep = old[~old["step"].isin(steps)] if len(old) else old
             self._samples = pd.concat([keep, *new_samples], ignore_index=True).sort_values(
                 ["step", "group", "sample"], kind="stable").reset_index(drop=True)
-        return rows
+        if not rows:
+            return None
+        return pd.DataFrame.from_records(rows), np.zeros(len(rows), dtype=np.int64), folder.name
 
     def _parse_dump(self, f: Path, step: int) -> tuple[pd.DataFrame | None, dict[str, float]]:
         records = []
@@ -253,10 +272,6 @@ class VerlRun(Run):
         if not records:
             return None, {}
         return dump_samples(step, records)
-
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
 
 
 def dump_samples(step: int, records: list[tuple[str, Any, float]]) -> tuple[pd.DataFrame, dict[str, float]]:

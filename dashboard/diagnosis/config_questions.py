@@ -73,7 +73,13 @@ def _truthy(v: Any) -> bool | None:
 # -- grpo_core (our trainer: grpo_core/config.py) ------------------------------------------------
 _CORE_ADV = {"group": "per prompt group: A = (r - group mean) / (group std + eps)",
              "batch": "group mean subtracted, divided by the std of the whole batch",
-             "mean_only": "group mean subtracted, not divided by any std (Dr. GRPO)"}
+             "mean_only": "group mean subtracted, not divided by any std (Dr. GRPO)",
+             "rloo": "leave-one-out: r minus the mean of the group's other rewards, not divided (RLOO)",
+             "reinforce_pp": "no group baseline: (r - batch mean) / batch std (REINFORCE++)",
+             "reinforce_pp_baseline": "group mean subtracted, then divided by the batch std (REINFORCE++-baseline)"}
+_CORE_LOSS = {"dual_clip": "dual-clip PPO surrogate (negative-advantage loss capped at clip_ratio_c)",
+              "cispo": "CISPO: truncated, detached importance weight times log-prob (no token loses its gradient)",
+              "sapo": "SAPO: a soft sigmoid gate instead of the hard clip"}
 _CORE_AGG = {"token_mean": "loss averaged over all tokens of the batch first (token-level, DAPO)",
              "seq_mean_token_mean": "averaged over each response's tokens, then over responses (GRPO)",
              "seq_mean_token_sum_norm": "summed over each response's tokens, divided by a constant, then "
@@ -87,7 +93,19 @@ def _core_q1(lk: Lookup) -> str:
     text = _CORE_ADV.get(str(mode), f"adv_mode={mode}")
     if _truthy(lk.get("algo.drop_zero_var_groups")):
         text += "; zero-variance groups are dropped before the update"
+        if _num(lk.get("algo.refill_rounds")) > 0:
+            text += f", and refilled by up to {lk.get('algo.refill_rounds')} more sampling rounds (DAPO)"
+    if _num(lk.get("algo.overlong_buffer")) > 0:
+        text += (f"; DAPO soft overlong penalty: up to -{lk.get('algo.overlong_penalty')} reward over the last "
+                 f"{lk.get('algo.overlong_buffer')} tokens before the limit")
     return text
+
+
+def _num(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _core_q2(lk: Lookup) -> str:
@@ -97,6 +115,11 @@ def _core_q2(lk: Lookup) -> str:
     r = {"token": "ratio per token", "sequence": "sequence-level ratio (geometric mean of token ratios, GSPO)"}
     parts = [r.get(str(ratio), f"ratio={ratio}") if ratio is not None else "ratio level unknown",
              _CORE_AGG.get(str(agg), f"loss_agg={agg}") if agg is not None else "aggregation unknown"]
+    loss = lk.get("algo.policy_loss")
+    if loss is not None and str(loss) != "clip":
+        parts.append(_CORE_LOSS.get(str(loss), f"policy_loss={loss}"))
+    if _truthy(lk.get("algo.mask_truncated")):
+        parts.append("truncated completions get no loss (overlong filtering)")
     return "; ".join(parts)
 
 
@@ -112,6 +135,10 @@ def _core_q3(lk: Lookup) -> str:
             text += f" in {dtype}"
             if str(dtype) != "fp32":
                 text += "; the training side runs in fp32 (bf16 autocast on CUDA), so expect a first-step ratio away from 1"
+    corr = lk.get("algo.rollout_correction")
+    if corr:
+        text += (f"; rollout/training mismatch corrected by {corr} importance weights in "
+                 f"[{lk.get('algo.rollout_correction_min')}, {lk.get('algo.rollout_correction_max')}]")
     return text
 
 
@@ -122,6 +149,8 @@ def _core_q4(lk: Lookup) -> str:
     detail = ", ".join(x for x in (f"estimator {est}" if est else "", f"coef {coef}" if coef is not None else "") if x)
     text = {"none": "not used", "loss": "added to the loss, outside the reward",
             "reward": "folded into the reward (subtracted per sequence)"}.get(str(mode), f"kl_mode={mode}")
+    if str(mode) == "loss" and _truthy(lk.get("algo.kl_bias_correction")):
+        detail += ", weighted by pi/pi_old (bias-corrected)"
     return text + (f" ({detail})" if detail and str(mode) != "none" else "")
 
 
