@@ -1,7 +1,8 @@
 """grpo-diagnose RUN [RUN ...]: the findings in the terminal (or as JSON), with an exit status to gate on.
 
 Exit status: 0 when every run could be read (whatever it found), 1 when --fail-on is given and a finding
-of that severity or worse was found, 2 when a run could not be read (the message names it), 3 when every
+of that severity or worse was found, 2 when a target could not be read (the readable ones are still
+diagnosed; the message names each unreadable one), 3 when every
 run was read but one cannot be judged yet (no rows, or too few points for the trend tests; its verdict says why).
 """
 
@@ -37,27 +38,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--verbose", "-v", action="store_true", help="also list the rules that could not judge")
     p.add_argument("--lang", choices=i18n.LANGS, default=None,
                    help="language of the findings (en, zh: the notes' Chinese); default: from the locale (LANG)")
+    p.add_argument("--source", default=None, metavar="NAME",
+                   help="read every RUN with this reader (trl, verl, generic, kvtext, trl-console, ...); default: detected")
+    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
+                   help="rename a logged metric to a canonical name (text logs); repeat for several")
     p.add_argument("--version", **version_flag("grpo-diagnose"))
     args = p.parse_args(argv)
     args.lang = args.lang or i18n.default_lang()
     return args
 
 
-def open_any(target: str):
+def open_any(target: str, source: str | None = None):
     from collectors import open_run  # imported late so --help stays fast
 
-    return open_run(target)
+    return open_run(target, source)
 
 
-def open_launches(target: str) -> dict[str, Any]:
+def open_launches(target: str, source: str | None = None) -> dict[str, Any]:
     """{name: run} for every run a target holds: a sweep's launches written into one folder are judged each on
     its own (named TARGET#LAUNCH), so no finding spans the seam between two launches."""
     from collectors.sources import launch_target, launches_of, split_launch
 
     # a launch comes as its id or already as TARGET#LAUNCH, depending on the reader
-    names = [k if split_launch(k)[1] is not None else launch_target(target, k) for k in launches_of(target)]
+    names = [k if split_launch(k)[1] is not None else launch_target(target, k)
+             for k in launches_of(target, source)]
     names = names or [target]
-    return {name: open_any(name) for name in names}
+    return {name: open_any(name, source) for name in names}
 
 
 def format_finding(f: Finding, lang: str = "en") -> str:
@@ -123,16 +129,33 @@ def watch(runs: dict[str, Any], args: argparse.Namespace) -> int:
         return 0
 
 
+def reader_notes(run: Any) -> list[str]:
+    """What the reader skipped, repaired or assumed (restarts, launches split, steps assumed, not measured)."""
+    return [str(p) for p in getattr(run, "problems", [])] + list(getattr(getattr(run, "meta", None), "notes", []))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    runs: dict[str, Any] = {}
-    for target in args.runs:
+    if args.map:
+        from collectors.readers.keymap import parse_overrides
+        from collectors.readers.synonyms import set_user_map
+
         try:
-            runs.update(open_launches(target))
+            set_user_map(parse_overrides(args.map))
+        except ValueError as e:
+            print(f"grpo-diagnose: {e}", file=sys.stderr)
+            return 2
+    runs: dict[str, Any] = {}
+    unreadable = []
+    for target in args.runs:  # every readable target is diagnosed; the unreadable ones are named, exit 2 at the end
+        try:
+            runs.update(open_launches(target, args.source))
         except Exception as e:  # noqa: BLE001 - any reader error is "cannot read this run", exit 2
             msg = str(e) if target in str(e) else f"{target}: {e}"
             print(f"grpo-diagnose: cannot read {msg}", file=sys.stderr)
-            return 2
+            unreadable.append(target)
+    if not runs:
+        return 2
     if args.watch and args.until_step is not None:
         print("grpo-diagnose: --watch and --until-step do not go together", file=sys.stderr)
         return 2
@@ -142,14 +165,18 @@ def main(argv: list[str] | None = None) -> int:
         runs = {name: run.until(args.until_step) for name, run in runs.items()}
     results = {name: diagnose(run) for name, run in runs.items()}
     if args.format == "json":
-        print(json.dumps({name: i18n.to_dict(d, args.lang) for name, d in results.items()}, indent=2,
-                         ensure_ascii=False))
+        print(json.dumps({name: {**i18n.to_dict(d, args.lang), "notes": reader_notes(runs[name])}
+                          for name, d in results.items()}, indent=2, ensure_ascii=False))
     else:
         for name, d in results.items():
             problems = getattr(runs[name], "problems", [])
             print(format_text(name, d, args.verbose, args.lang))
             for p in problems:
                 print(f"  {label('note', args.lang)}{label('sep', args.lang)}{p}")
+    if unreadable:
+        print(f"grpo-diagnose: {len(unreadable)} of {len(args.runs)} target(s) could not be read: "
+              f"{', '.join(unreadable)}", file=sys.stderr)
+        return 2
     if args.fail_on is not None:
         bar = SEVERITY_ORDER[args.fail_on]
         if any(worst(d) <= bar for d in results.values()):
