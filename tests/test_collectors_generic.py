@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 from collectors.readers.generic import GenericRun
 from collectors.sources import detect_source, open_run
@@ -81,3 +82,20 @@ def test_numeric_strings_and_a_type_change_fall_back_to_line_by_line(tmp_path):
     run = open_run(f)
     assert list(run.metrics["reward/mean"].fillna(-1)) == [0.5, 0.75, -1]
     assert any("line 3: non-numeric reward; left null" in str(p) for p in run.problems)
+
+
+def test_a_folder_of_logs_is_one_run_per_log_and_a_config_beside_is_read(tmp_path):
+    from collectors.sources import launches_of
+
+    (tmp_path / "a.jsonl").write_text('{"step": 1, "reward": 0.1}\n{"step": 2, "reward": 0.2}\n')
+    (tmp_path / "b.csv").write_text("step,reward\n1,0.5\n")
+    (tmp_path / "notes.txt").write_text("nothing to read here\n")
+    (tmp_path / "config_grpo.yaml").write_text("group_size: 5\noptim:\n  lr: 5.0e-6\n")
+    assert detect_source(tmp_path) == "generic"
+    assert sorted(Path(t).name for t in launches_of(tmp_path)) == ["a.jsonl", "b.csv"]
+    run = open_run(tmp_path / "a.jsonl")
+    assert run.meta.config == {"group_size": 5, "optim.lr": 5e-6} and run.meta.info["config_source"] == "config_grpo.yaml"
+    (tmp_path / "config_grpo.yaml").write_text("group_size: [5\n")
+    run = open_run(tmp_path / "a.jsonl")
+    assert run.meta.config == {} and any(p.file == "config_grpo.yaml" and "not readable" in p.message
+                                         for p in run.problems)

@@ -24,6 +24,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from collectors.meta import RunError, RunMeta
+from collectors.readers.folders import file_runs
 from collectors.readers.linetail import LineTail
 from collectors.readers.rows import TextRun
 from collectors.run import Problem
@@ -79,6 +80,7 @@ class GenericRun(TextRun):
         self._tail = LineTail(path)
         self._header: bytes | None = None
         self._json_state: tuple[int, float] | None = None
+        self._read_side_config()
         self.refresh()
 
     def _read_new(self) -> list[pd.DataFrame]:
@@ -216,9 +218,13 @@ def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
     return out
 
 
-@register_source("generic", detect=detect, priority=1, hints={
+detect_any, launches = file_runs(detect, (".jsonl", ".csv", ".json"))
+
+
+@register_source("generic", detect=detect_any, launches=launches, priority=1, hints={
     "samples": "a one-row-per-step log holds metrics only; responses need a run folder (collectors.RunWriter).",
-    "config": "a one-row-per-step log holds no config.",
+    "config": "a one-row-per-step log holds no config; put the config the run used beside it as config*.yaml "
+              "(or .json) and it is read.",
 })
 def open_generic(target: str) -> GenericRun:
     return GenericRun(target)

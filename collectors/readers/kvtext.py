@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from collectors.meta import RunMeta
+from collectors.readers.folders import file_runs
 from collectors.readers.linetail import LineTail
 from collectors.readers.rows import TextRun
 from collectors.run import Problem
@@ -107,6 +108,7 @@ class KvTextRun(TextRun):
         self._rows_read = 0
         self._how: str | None = None
         self._keys: set[str] | None = None  # the names of a row line, from the first two that agree
+        self._read_side_config()
         self.refresh()
 
     def _read_new(self) -> list[pd.DataFrame]:
@@ -148,9 +150,13 @@ class KvTextRun(TextRun):
         self._note(Problem(self.path.name, f"step taken from {text}"))
 
 
-@register_source("kvtext", detect=detect, priority=2, hints={
+detect_any, launches = file_runs(detect, SUFFIXES)
+
+
+@register_source("kvtext", detect=detect_any, launches=launches, priority=2, hints={
     "samples": "a key-value text log holds per-step numbers only; responses need a run folder (collectors.RunWriter).",
-    "config": "a key-value text log holds no config grposcope can read.",
+    "config": "a key-value text log holds no config; put the config the run used beside it as config*.yaml "
+              "(or .json) and it is read.",
 })
 def open_kvtext(target: str) -> KvTextRun:
     return KvTextRun(target)

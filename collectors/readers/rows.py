@@ -96,6 +96,19 @@ class TextRun(Run):
         self._view: tuple[pd.DataFrame, pd.DataFrame] | None = None
 
     # -- subclasses call these -----------------------------------------------------------------
+    def _read_side_config(self) -> None:
+        """A `config*.yaml` beside the log file, as the run's config (folders.side_config)."""
+        from collectors.readers.folders import side_config
+
+        if not self.path.is_file():
+            return
+        config, where, wrong = side_config(self.path)
+        if wrong:
+            self._note(Problem(where, f"{wrong}; the run has no config"))
+        elif config:
+            self.meta.config = config
+            self.meta.info["config_source"] = where
+
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:
             self.problems.append(problem)

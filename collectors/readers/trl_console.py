@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from collectors.meta import RunMeta
+from collectors.readers.folders import file_runs
 from collectors.readers.linetail import LineTail
 from collectors.readers.rows import TextRun
 from collectors.run import Problem
@@ -198,7 +199,10 @@ class TrlConsoleRun(TextRun):
         self._note(Problem(self.path.name, text))
 
 
-@register_source("trl-console", detect=detect, priority=15, hints={
+detect_any, launches = file_runs(detect, SUFFIXES)
+
+
+@register_source("trl-console", detect=detect_any, launches=launches, priority=14, hints={
     "samples": "a console log holds the printed metrics only; for completions use TRL's `log_completions=True` "
                "and open the output folder, or add collectors.trl.GrpoScopeCallback.",
     "config": "a console log holds no config grposcope reads; open the TRL output folder (training_args.bin) "
