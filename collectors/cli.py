@@ -15,6 +15,7 @@ from pathlib import Path
 
 from collectors.meta import RUN_JSON, RunError
 from collectors.readers.keymap import parse_overrides
+from collectors.readers.synonyms import set_user_map
 from collectors.sources import SOURCES, _load_readers, open_run
 from collectors.store.writer import RunWriter
 
@@ -23,17 +24,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="grpo-import", description=__doc__.split("\n")[0])
     ap.add_argument("source", help="a foreign log file or folder, or wandb://ENTITY/PROJECT/RUN_ID")
     ap.add_argument("--to", required=True, help="run folder to create (must not hold a run yet)")
-    ap.add_argument("--format", default=None, help="reader name; detected from the files when omitted")
+    ap.add_argument("--format", "--source", dest="format", default=None,
+                    help="reader name (trl, verl, generic, kvtext, trl-console, ...); detected from the files when omitted")
     ap.add_argument("--map", nargs="*", default=[], metavar="THEIRS=OURS", help="rename metrics")
     return ap.parse_args(argv)
 
 
 def _open(args: argparse.Namespace, mapping: dict[str, str]):
-    if args.format == "generic" or (args.format is None and mapping):
-        from collectors.readers.generic import GenericRun, detect
-
-        if args.format == "generic" or detect(args.source):
-            return GenericRun(args.source, mapping)
+    # the text readers apply the map as they read (so a mapped column is judged under its canonical name);
+    # the others' columns are renamed after the read, in convert
+    set_user_map(mapping)
     return open_run(args.source, args.format)
 
 
