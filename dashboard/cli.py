@@ -1,6 +1,6 @@
 """grpo-dash: start the dashboard on one or more roots of runs.
 
-    grpo-dash [ROOT ...] [--host 127.0.0.1] [--port 8501] [--stale-after 60]
+    grpo-dash [ROOT ...] [--host 127.0.0.1] [--port 8501] [--stale-after 60] [--map THEIRS=OURS ...]
 
 Runs `streamlit run dashboard/app.py` headless: no browser is opened, no usage statistics are sent, and
 it binds to 127.0.0.1 unless told otherwise. Default roots: ./runs and the bundled sample_runs/.
@@ -24,6 +24,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    "watched); default: ./runs and sample_runs/")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
+    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
+                   help="rename a logged metric of text logs to a canonical name; repeat for several")
     p.add_argument("--stale-after", type=float, default=None, metavar="S",
                    help="a running run silent for S seconds is shown as stale (default 60)")
     return p.parse_args(argv)
@@ -50,6 +52,8 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
     env[ROOTS_ENV] = os.pathsep.join(str(r) for r in roots)
     if args.stale_after is not None:
         env[STALE_ENV] = str(args.stale_after)
+    if args.map:  # the text readers in the app's process read it (collectors.readers.synonyms.MAP_ENV)
+        env["GRPOSCOPE_MAP"] = ",".join(args.map)
     # The app imports `dashboard` and `collectors`; make them importable even from a source checkout.
     src = str(APP.parents[1])
     env["PYTHONPATH"] = os.pathsep.join(x for x in (src, env.get("PYTHONPATH", "")) if x)
