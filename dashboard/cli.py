@@ -18,13 +18,20 @@ from dashboard.paths import ROOTS_ENV, STALE_ENV, default_roots
 APP = Path(__file__).resolve().parent / "app.py"
 
 
+def _pair(text: str) -> str:
+    theirs, sep, ours = text.partition("=")
+    if not (sep and theirs and ours) or "," in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected theirs=ours")
+    return text
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="grpo-dash", description=__doc__.split("\n\n")[0])
     p.add_argument("roots", nargs="*", type=Path, help="folders holding runs, or a log file (its folder is "
                    "watched); default: ./runs and sample_runs/")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
-    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
+    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS", type=_pair,
                    help="rename a logged metric of text logs to a canonical name; repeat for several")
     p.add_argument("--stale-after", type=float, default=None, metavar="S",
                    help="a running run silent for S seconds is shown as stale (default 60)")
