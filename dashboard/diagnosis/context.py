@@ -54,6 +54,13 @@ class RunData:
         self.nan_at = getattr(run, "nan_at", None) if getattr(run, "nan_known", False) else None
         self._samples: pd.DataFrame | None = None
         self._cols: dict[str, np.ndarray | None] = {}
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, fn):
+        """fn(self), computed once per run: several rules and the verdict share a trend test."""
+        if key not in self._memo:
+            self._memo[key] = fn(self)
+        return self._memo[key]
 
     @property
     def n(self) -> int:
@@ -74,6 +81,9 @@ class RunData:
     def dense(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(steps, values) at the steps where `name` is finite. Sparse keys (TRL's rollout metrics with
         num_iterations > 1, eval metrics) are judged on the steps that carry them, never filled."""
+        return self.memo("dense:" + name, lambda _: self._dense(name))
+
+    def _dense(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
         x = self.col(name)
         if x is None:
             return None

@@ -15,6 +15,10 @@ MIN_EVAL_POINTS = 6  # fewer evals than this give no trend worth stating
 
 
 def reward_scale(d: RunData) -> tuple[float, str]:
+    return d.memo("reward_scale", _reward_scale)
+
+
+def _reward_scale(d: RunData) -> tuple[float, str]:
     """The reward's own scale, so a move is judged in the run's units (rewards come on any scale).
 
     The typical spread between responses of a step (median `reward/std`, or the mean within-group std), else
@@ -38,11 +42,15 @@ def reward_scale(d: RunData) -> tuple[float, str]:
 
 def reward_trend(d: RunData) -> stats.Trend | None:
     r = d.dense(REWARD)
-    return None if r is None else stats.trend(*r)
+    return None if r is None else d.memo("reward_trend", lambda _: stats.trend(*r))
 
 
 def eval_trend(d: RunData) -> tuple[str, stats.Trend] | None:
     """(metric, trend) of the first eval metric with at least MIN_EVAL_POINTS evals, else None."""
+    return d.memo("eval_trend", _eval_trend)
+
+
+def _eval_trend(d: RunData) -> tuple[str, stats.Trend] | None:
     for name in EVAL:
         e = d.dense(name)
         if e is not None and len(e[1]) >= MIN_EVAL_POINTS:

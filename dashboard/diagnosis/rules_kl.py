@@ -38,18 +38,20 @@ SERIES = (("policy/kl_ref", KL_FLOOR, KL_FLOOR_SETTLED, KL_HUGE),
           ("policy/approx_kl_old", KL_FLOOR, KL_FLOOR_SETTLED, None))
 
 
-def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None) -> np.ndarray:
+def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None,
+           short: np.ndarray | None = None, prior: np.ndarray | None = None) -> np.ndarray:
     """Where the SHORT-point median exceeds KL_JUMP x the run's level before it, and a floor.
 
     The level before is the median of the LONG points ending SHORT points earlier; until half of those exist,
     the first logged value (far from 0 there: a level, not a jump; at 0: an LR far too large explodes on
     update one and must be caught). The floor is `floor` until LONG points exist, then `settled_floor`.
+    `short`, `prior`: the SHORT- and LONG-point rolling medians of x when the caller has them.
     x: (T,) -> (T,) bool
     """
-    short = rolling_median(x, SHORT)
+    short = rolling_median(x, SHORT) if short is None else short
+    prior = (rolling_median(x, LONG) if prior is None else prior)[:-SHORT]
     first = x[np.isfinite(x)][0] if np.isfinite(x).any() else np.nan
     before = np.full_like(short, first)
-    prior = rolling_median(x, LONG)[:-SHORT]
     before[SHORT:] = np.where(np.isfinite(prior), prior, first)
     floors = np.full_like(short, floor)
     if settled_floor is not None:
@@ -61,17 +63,18 @@ def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None) -> n
 def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, settled: float | None,
                level: float | None) -> tuple[object, tuple[int, int], bool] | None:
     """(evidence, step range, critical?) of a sustained jump or a catastrophic value of one series, else None."""
-    crit = _jumps(x, floor)
+    short, prior = rolling_median(x, SHORT), rolling_median(x, LONG)
+    crit = _jumps(x, floor, short=short, prior=prior)
     why = f"{SHORT}-point median > {KL_JUMP:g}x the run's level before and > {floor:g}"
     if level is not None:
-        crit |= rolling_median(x, SHORT) > level
+        crit |= short > level
         why += f", or above {level:g}"
     if metric == "policy/kl_ref":
         crit |= x >= KL_CATASTROPHIC
         why += f", or one value >= {KL_CATASTROPHIC:g}"
     # Below the absolute floor, a jump off the run's own settled level is a warning: at LLM scale
     # (KL 1e-3..1e-1) it is an explosion in the making; on a noisy small run it may be a wobble.
-    mask = crit | (_jumps(x, floor, settled) if settled is not None else crit)
+    mask = crit | (_jumps(x, floor, settled, short, prior) if settled is not None else crit)
     eps = episodes(mask, min_len=2)  # a 5-point median high on 2 points: 3 of 5 logged values, not one spike
     catastrophic = metric == "policy/kl_ref" and bool((x >= KL_CATASTROPHIC).any())
     if not eps and not catastrophic:

@@ -24,9 +24,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from dashboard.diagnosis import series
+
 ALPHA = 0.05  # significance level of the trend test
 MIN_TREND_POINTS = 10  # Mann-Kendall's normal approximation and a Theil-Sen CI need about 10 points
-MAX_TREND_POINTS = 400  # longer series are binned (median per bin): Theil-Sen is O(n^2) and 100k steps are common
+MAX_TREND_POINTS = 256  # longer series are binned (median per bin): Theil-Sen is O(n^2) and 100k steps are common
 MAD_TO_STD = 1.4826  # MAD x this = std for Gaussian noise
 
 
@@ -68,9 +70,10 @@ def binned(steps: np.ndarray, x: np.ndarray, max_points: int = MAX_TREND_POINTS)
     if len(x) <= max_points:
         return steps, x
     k = -(-len(x) // max_points)
-    pad = np.full(k * (-(-len(x) // k)) - len(x), np.nan)
-    sb = np.nanmedian(np.concatenate([steps, pad]).reshape(-1, k), axis=1)
-    xb = np.nanmedian(np.concatenate([x, pad]).reshape(-1, k), axis=1)
+    full = (len(x) // k) * k  # whole bins by reshape; the remainder (fewer than k points) is one more bin
+    sb, xb = np.median(steps[:full].reshape(-1, k), axis=1), np.median(x[:full].reshape(-1, k), axis=1)
+    if full < len(x):
+        sb, xb = np.append(sb, np.median(steps[full:])), np.append(xb, np.median(x[full:]))
     return sb, xb
 
 
@@ -153,7 +156,15 @@ def sustained(mask: np.ndarray, min_points: int) -> np.ndarray:
 def smooth(x: np.ndarray, window: int = 5) -> np.ndarray:
     """Centred rolling median over `window` points (fewer at the ends), NaN ignored: a level without lag, in
     which a lone spike does not show. x: (T,) -> (T,)"""
-    return pd.Series(np.asarray(x, dtype=np.float64)).rolling(window, min_periods=1, center=True).median().to_numpy()
+    x = np.asarray(x, dtype=np.float64)
+    slow = pd.Series(x).rolling(window, min_periods=1, center=True)
+    if window % 2 == 0 or len(x) <= 2 * window or not np.isfinite(x).all():
+        return slow.median().to_numpy()
+    out = series.median_filter(x, window, trailing=False)  # full windows in C; the ends keep pandas' rule
+    h = window // 2
+    out[:h] = pd.Series(x[:window]).rolling(window, min_periods=1, center=True).median().to_numpy()[:h]
+    out[-h:] = pd.Series(x[-window:]).rolling(window, min_periods=1, center=True).median().to_numpy()[-h:]
+    return out
 
 
 def first_level(x: np.ndarray, k: int = 3) -> float:
