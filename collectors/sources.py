@@ -3,9 +3,10 @@
 A source says, cheaply (file names only), whether it recognises a target, and how to open it as a Run.
 `open_run` and `discover_runs` ask the registered sources in priority order; our own format is one of them.
 
-Launches: one target may hold several separate launches (a TensorBoard logdir that a sweep wrote into, a
-`wandb/` folder). Such a source lists them (`launches`), and each one is a run of its own, addressed as
-`TARGET#LAUNCH`; `open_runs(target)` opens them all, `open_run` opens one and refuses to guess between several.
+Launches: one target may hold several separate runs (a TensorBoard logdir that a sweep wrote into, a
+`wandb/` folder of run folders). Such a source lists them (`launches`) as targets of their own: a sub-folder
+where there is one, else `TARGET#LAUNCH`. `open_runs(target)` opens them all; `open_run` opens one and
+refuses to guess between several; discovery lists each as a run.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class Source:
     # what this source never or not always holds, and how a user gets it: {"samples": ..., "config": ...,
     # "live": how often it is written, where that is not as it happens}
     hints: Mapping[str, str] = field(default_factory=dict)
-    # target -> the ids of the separate launches it holds (reads as little as it can); None: always one
+    # target -> the targets of the separate runs it holds ([] when it is itself one run); None: always one
     launches: Callable[[str], list[str]] | None = None
 
 
@@ -42,8 +43,8 @@ def register_source(name: str, detect: Callable[[str], bool], priority: int = 0,
                     launches: Callable[[str], list[str]] | None = None):
     """Decorator for a reader's open function: `@register_source("verl", detect=...)`.
 
-    A source with `launches` gets targets of the form `TARGET#LAUNCH` in `open` (see `split_launch`), and
-    plain `TARGET` when the target holds a single launch.
+    A source with `launches` is given back, in `open`, the targets that function returns (`TARGET#LAUNCH`,
+    see `split_launch`, or a sub-folder).
     """
 
     def wrap(open_fn: Callable[[str], Run]) -> Callable[[str], Run]:
@@ -94,13 +95,11 @@ def _source_for(target: str | Path, source: str | None) -> Source:
 
 
 def launches_of(target: str | Path, source: str | None = None) -> list[str]:
-    """The launch ids a target holds when it holds several (each a run of its own), else []."""
+    """The targets of the separate runs a target holds (each a run of its own); [] when it is one run."""
     src = _source_for(target, source)
-    base, launch = split_launch(target)
-    if launch is not None or src.launches is None:
+    if split_launch(target)[1] is not None or src.launches is None:
         return []
-    found = src.launches(base)
-    return found if len(found) > 1 else []
+    return src.launches(str(target))
 
 
 def open_run(target: str | Path, source: str | None = None) -> Run:
@@ -111,19 +110,18 @@ def open_run(target: str | Path, source: str | None = None) -> Run:
     if split_launch(target)[1] is not None and src.launches is None:
         raise RunError(f"{target}: no such file or folder ({src.name} runs have no launches to name with "
                        f"{LAUNCH_SEP!r})")
-    if launches := launches_of(target, src.name):
+    launches = launches_of(target, src.name)
+    if len(launches) > 1:
         shown = ", ".join(launches[:3]) + (", ..." if len(launches) > 3 else "")
-        raise RunError(f"{target}: holds {len(launches)} separate launches ({shown}); open one as "
-                       f"{launch_target(target, launches[0])}, or all of them with open_runs")
-    return src.open(str(target))
+        raise RunError(f"{target}: holds {len(launches)} separate runs ({shown}); open one of them, "
+                       "or all with open_runs (grpo-diagnose and the dashboard take each as a run)")
+    return src.open(launches[0] if launches else str(target))
 
 
 def open_runs(target: str | Path, source: str | None = None) -> list[Run]:
     """Every run a target holds: one per launch (named `PARENT#LAUNCH`), or the one run it is."""
     src = _source_for(target, source)
-    if launches := launches_of(target, src.name):
-        return [src.open(launch_target(target, k)) for k in launches]
-    return [src.open(str(target))]
+    return [src.open(t) for t in launches_of(target, src.name) or [str(target)]]
 
 
 def missing_hint(source: str, what: str) -> str | None:
@@ -137,8 +135,8 @@ def infos_for(path: Path, stale_after_s: float = STALE_AFTER_S,
               open_foreign: Callable[[Path], Run] | None = None) -> list[RunInfo] | None:
     """Runs-table lines for `path` when some source recognises it (one per launch), else None.
 
-    A launch's line has the path `PATH#LAUNCH` (a `Path` whose last part holds the `#`), which is what
-    `open_run` and `open_foreign` are then given.
+    A launch's line has the launch's own target as its path (a sub-folder, or `PATH#LAUNCH`: a `Path`
+    whose last part holds the `#`), which is what `open_run` and `open_foreign` are then given.
     """
     for src in _ordered():
         if not src.detect(str(path)):
@@ -149,7 +147,7 @@ def infos_for(path: Path, stale_after_s: float = STALE_AFTER_S,
             launches = launches_of(path, src.name)
         except RunError as e:
             return [RunInfo(path, path.name, src.name, "unknown", None, None, str(e))]
-        targets = [Path(launch_target(path, k)) for k in launches] or [path]
+        targets = [Path(t) for t in launches] or [path]
         return [_read_info(t, src, stale_after_s, open_foreign) for t in targets]
     return None
 

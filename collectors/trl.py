@@ -16,11 +16,15 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from collectors.readers.keymap import TRL, map_row
-from collectors.readers.trl import ROLLOUT_KEY, completion_samples, completions_step, is_training_rollout
+from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
+from collectors.readers.trl import (
+    ROLLOUT_KEY,
+    completion_samples,
+    completions_step,
+    is_training_rollout,
+    trl_row,
+)
 from collectors.store.writer import RunWriter
-
-_SKIP = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "train_loss", "total_flos")
 
 
 def _json_config(args: Any) -> dict[str, Any]:
@@ -55,7 +59,7 @@ class GrpoScopeCallback(TrainerCallback):
         self._completions = Path(args.output_dir) / "completions"
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if self.writer is None or not logs or any(k in logs for k in _SKIP):
+        if self.writer is None or not logs or any(k in logs for k in TRAINER_SUMMARY_KEYS):
             return
         step = int(state.global_step)
         if self._row_step is not None and step != self._row_step:
@@ -65,8 +69,7 @@ class GrpoScopeCallback(TrainerCallback):
             self._eval_steps.add(step)
         elif ROLLOUT_KEY in logs:
             self._rollout_steps.add(step)
-        row, _ = map_row({k: v for k, v in logs.items() if isinstance(v, (int, float))}, [TRL],
-                         overrides={"step_time": "perf/step_s"})
+        row, _ = trl_row({k: v for k, v in logs.items() if isinstance(v, (int, float))})
         self._row.update(row)
         self._read_completions()
 

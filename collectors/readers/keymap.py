@@ -41,8 +41,13 @@ TRL: dict[str, str] = {
     "loss": "loss/total",
     "grad_norm": "optim/grad_norm",
     "learning_rate": "optim/lr",
+    # TRL: seconds in training_step summed over one optimizer step (generation included, data loading not)
+    "step_time": "perf/step_s",
     "eval_reward": "eval/reward_mean",
 }
+# The transformers Trainer's end-of-training summary, logged once at the last step: not a step's metric.
+TRAINER_SUMMARY_KEYS = frozenset({"train_runtime", "train_samples_per_second", "train_steps_per_second",
+                                  "train_loss", "total_flos"})
 
 # verl (ray_trainer metrics; file logger, console, wandb).
 VERL: dict[str, str] = {

@@ -1,122 +1,139 @@
-"""TensorBoard event files as a Run: every scalar point kept, tags mapped through the TRL/verl/OpenRLHF maps.
+"""TensorBoard event files as runs: every scalar point kept, tags mapped through the TRL/verl/OpenRLHF maps.
 
-Records are read with TensorBoard's own TFRecord iterator (no TensorFlow needed), one per event file, kept
-open between refreshes: the iterator holds its byte offset, so a live `refresh()` reads only what was
-appended. EventAccumulator is not used: its default size_guidance silently keeps 10,000 points per tag.
+Each event file is read from a kept byte offset (`tfrecord.RecordReader`, native CRC32C), so a live
+`refresh()` reads only what was appended; records become a metrics chunk in `tb_events` with numpy.
+EventAccumulator is not used: its default size_guidance silently keeps 10,000 points per tag.
 The config is the JSON text summary `args` that transformers' TensorBoardCallback writes (TRL runs).
+
+A logdir that several launches wrote into (a sweep run again and again into one `logging_dir`) holds
+several runs: each event file is one writer process, and files are grouped into launches by their first
+step (`launches.group_launches`). Such a folder opens as one run per launch, `FOLDER#LAUNCH`, where LAUNCH
+is the launch's first file name without `events.out.tfevents.`; no value of one launch reaches another.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-import math
+import re
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from collectors.meta import RunMeta, flatten_config
-from collectors.readers.keymap import chunk, family_name, fill_from
+from collectors.meta import RunError, RunMeta, flatten_config
+from collectors.readers.columnar import Points, fill_known, pivot
+from collectors.readers.launches import FileStart, Launch, group_launches
+from collectors.readers.tb_events import decode
+from collectors.readers.tfrecord import RecordReader
 from collectors.run import Problem, Run
-from collectors.sources import register_source
+from collectors.sources import launch_target, register_source, split_launch
 
-EVENT_GLOB = "events.out.tfevents.*"
-# transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
-CONFIG_TAGS = ("args/text_summary", "args")
+PREFIX = "events.out.tfevents."
+EVENT_GLOB = PREFIX + "*"
+# events.out.tfevents.{unix seconds}.{host}.{pid}.{counter}[suffix] (tensorboard's EventFileWriter)
+_NAME_RE = re.compile(r"^events\.out\.tfevents\.(\d+)\.(.+)\.(\d+)\.\d+")
+_PEEK_RECORDS = 64
 
 
 def event_files(target: Path) -> list[Path]:
-    """The event files of a target: the file itself, or those directly in the folder, oldest name first."""
+    """The event files of a target: the file itself, or those directly in the folder, in creation order."""
     if target.is_file():
         return [target]
-    return sorted(p for p in target.glob(EVENT_GLOB) if p.is_file())
+    return sorted((p for p in target.glob(EVENT_GLOB) if p.is_file()), key=_creation_key)
+
+
+def _creation_key(path: Path) -> tuple[int, str]:
+    m = _NAME_RE.match(path.name)
+    return (int(m[1]) if m else 0, path.name)
+
+
+def launch_id(path: Path) -> str:
+    return path.name.removeprefix(PREFIX)
+
+
+def _process(path: Path) -> str:
+    m = _NAME_RE.match(path.name)
+    return f"{m[2]}.{m[3]}" if m else ""
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def detect(target: str) -> bool:
     p = Path(target)
     if p.is_file():
-        return p.name.startswith("events.out.tfevents.")
+        return p.name.startswith(PREFIX)
     return p.is_dir() and any(p.glob(EVENT_GLOB))
 
 
-class _EventFile:
-    """One event file's iterator, opened lazily; `read()` yields (step, wall_time, tag, value) per new scalar."""
+class _Peek:
+    """A file's first logged step, read from its start in small batches (a launch needs only that)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self.iterator = None
-        self.dead = False  # a corrupt record: nothing past it can be trusted
+        self.reader = RecordReader(path)
+        self.first_step: int | None = None
 
-    def read(self, problems: list[Problem]):
-        from google.protobuf.message import DecodeError
-        from tensorboard.backend.event_processing.event_file_loader import _make_tf_record_iterator
-        from tensorboard.compat.proto import event_pb2
-        from tensorboard.compat.tensorflow_stub import errors
-
-        if self.dead:
-            return
-        if self.iterator is None:
-            self.iterator = _make_tf_record_iterator(str(self.path))
-        while True:
-            try:
-                record = next(self.iterator)
-            except StopIteration:
-                return
-            except errors.DataLossError as e:
-                if "crc" in str(e):
-                    self.dead = True
-                    problems.append(Problem(self.path.name, "corrupt record (CRC mismatch); later events skipped"))
-                # a truncated tail is a writer mid-record: the iterator keeps its offset and retries next time
-                return
-            event = event_pb2.Event()
-            try:
-                event.ParseFromString(record)
-            except DecodeError:
-                problems.append(Problem(self.path.name, "record is not an Event; skipped"))
-                continue
-            if not event.HasField("summary"):
-                continue
-            for value in event.summary.value:
-                number = _scalar(value)
-                if number is not None:
-                    yield event.step, event.wall_time, value.tag, number
-                elif value.tag in CONFIG_TAGS and (text := _text(value)) is not None:
-                    yield event.step, event.wall_time, value.tag, text
+    def step(self) -> int | None:
+        while self.first_step is None and not self.reader.error:
+            records = self.reader.read(limit=_PEEK_RECORDS)
+            if not records:
+                break
+            self.first_step = min(decode(records).steps, default=None)
+        return self.first_step
 
 
-def _scalar(value: Any) -> float | None:
-    """A summary value's scalar: `simple_value`, or a one-element tensor (tf2 / new-style summaries)."""
-    kind = value.WhichOneof("value")
-    if kind == "simple_value":
-        return float(value.simple_value)
-    if kind == "tensor":
-        from tensorboard.util import tensor_util
+class LogdirIndex:
+    """Which files of a folder make which launch; kept across refreshes, each file peeked once it has a step."""
 
-        try:
-            arr = tensor_util.make_ndarray(value.tensor)
-        except (TypeError, ValueError):
-            return None
-        if arr.size == 1 and arr.dtype.kind in "fiub":
-            return float(arr.reshape(-1)[0])
-    return None
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._peeks: dict[Path, _Peek] = {}
+
+    def starts(self, files: list[Path], known: dict[Path, tuple[int, int]]) -> list[FileStart]:
+        """FileStart per file; `known` gives (first, last) steps of files already read in full."""
+        out = []
+        for f in files:  # the first step always from the peek, so the grouping never depends on who asks
+            first = self._peeks.setdefault(f, _Peek(f)).step()
+            out.append(FileStart(f.name, _process(f), first, known[f][1] if f in known else None))
+        return out
+
+    def with_steps(self) -> set[Path]:
+        return {f for f, p in self._peeks.items() if p.first_step is not None}
+
+    def launches(self, files: list[Path], known: dict[Path, tuple[int, int]] | None = None
+                 ) -> tuple[list[Launch], list[tuple[str, str]]]:
+        return group_launches(self.starts(files, known or {}))
 
 
-def _text(value: Any) -> str | None:
-    """A text summary's string (one DT_STRING element), or None."""
-    if value.WhichOneof("value") != "tensor" or len(value.tensor.string_val) != 1:
-        return None
-    return value.tensor.string_val[0].decode("utf-8", "replace")
+def launch_ids(folder: Path) -> list[str]:
+    """The launch ids of a logdir: one per group of event files, in creation order."""
+    if folder.is_file():
+        return []
+    launches, _ = LogdirIndex(folder).launches(event_files(folder))
+    return [launch_id(Path(x.id)) for x in launches]
+
+
+def list_launches(target: str) -> list[str]:
+    """`FOLDER#LAUNCH` per launch of a logdir holding several; [] for one (the folder is that run)."""
+    ids = launch_ids(Path(target))
+    return [launch_target(target, i) for i in ids] if len(ids) > 1 else []
 
 
 class TensorBoardRun(Run):
     nan_known = True  # an event holds only the tags logged at its step, and a NaN scalar as NaN
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, launch: str | None = None) -> None:
         path = Path(path)
-        super().__init__(path, RunMeta(run_id=path.name, name=path.name, source="tensorboard"))
-        self._files: dict[Path, _EventFile] = {}
+        name = path.name if launch is None else f"{path.name}#{launch}"
+        super().__init__(path, RunMeta(run_id=name, name=name, source="tensorboard"))
+        self.launch = launch
+        self._index = LogdirIndex(path)
+        self._readers: dict[Path, RecordReader] = {}
         self._spans: dict[Path, tuple[int, int]] = {}  # first and last step each file has held so far
+        self._files: list[Path] = []
         self._seq = 0
         self.refresh()
 
@@ -125,66 +142,112 @@ class TensorBoardRun(Run):
         if not files:
             self._note(Problem(self.path.name, "no TensorBoard event files here"))
             return []
-        rows: dict[int, dict[str, float]] = {}
-        order: list[int] = []
-        for f in files:
-            reader = self._files.setdefault(f, _EventFile(f))
-            try:
-                size = f.stat().st_size
-            except OSError:  # rotated away between the listing and now
-                continue
-            if size == 0:
-                self._note(Problem(f.name, "empty event file"))
-                continue
-            for step, wall, tag, value in reader.read(self.problems):
-                if isinstance(value, str):
-                    self._config(f, value)
-                    continue
-                lo, hi = self._spans.get(f, (step, step))
-                self._spans[f] = (min(lo, step), max(hi, step))
-                row = rows.get(step)
-                if row is None:
-                    row = rows[step] = {"step": step}
-                    order.append(step)
-                row[family_name(tag)] = value
-                if not math.isnan(wall):
-                    row["wall_time"] = wall
-        self._note_restarts(files)
-        if not order:
+        self._files = self._my_files(files)
+        points = Points()
+        for f in self._files or [f for f in files if f not in self._index.with_steps()]:
+            self._read_file(f, points)  # a folder with no step yet: its files, for the config and problems
+        self._note_grouping(files)
+        for tag, text in points.texts:
+            self._config(tag, text)
+        frame = pivot(points)
+        if not len(frame):
             return []
-        # a step whose tags arrived over two refreshes: the table replaces whole rows, so send it complete
-        out = fill_from(self._table.frame(), [rows[s] for s in order])
-        frame = chunk(out, self._seq)
-        self._seq += len(out)
+        frame = fill_known(frame, self._table.frame())
+        frame["_seq"] = range(self._seq, self._seq + len(frame))
+        self._seq += len(frame)
         return [frame]
 
-    def _config(self, f: Path, text: str) -> None:
+    def _my_files(self, files: list[Path]) -> list[Path]:
+        """The files of this run's launch. A folder opened without a launch id holds one launch (else
+        RunError, naming them); if another launch starts there later, this run stays with the first."""
+        if self.path.is_file():
+            return files
+        launches, _ = self._index.launches(files, self._spans)
+        if not launches:
+            return []
+        ids = [launch_id(Path(x.id)) for x in launches]
+        if self.launch is None and len(ids) > 1 and self._seq == 0 and not self._spans:
+            raise RunError(f"{self.path}: holds {len(ids)} separate launches ({', '.join(ids[:3])}"
+                           f"{', ...' if len(ids) > 3 else ''}); open one as {self.path}#{ids[0]}")
+        wanted = self.launch or ids[0]
+        if wanted not in ids:
+            raise RunError(f"{self.path}: no launch {wanted!r} here; launches: {', '.join(ids)}")
+        by_name = {f.name: f for f in files}
+        return [by_name[n] for n in launches[ids.index(wanted)].files]
+
+    def _read_file(self, f: Path, points: Points) -> None:
+        try:
+            size = f.stat().st_size
+        except OSError:  # rotated away between the listing and now
+            return
+        if size == 0:
+            self._note(Problem(f.name, "empty event file"))
+            return
+        reader = self._readers.setdefault(f, RecordReader(f))
+        before = len(points.steps)
+        decode(reader.read(), points)
+        if reader.error:
+            self._note(Problem(f.name, reader.error))
+        if points.undecodable:
+            self._note(Problem(f.name, "a record that is not an Event; skipped"))
+        new = points.steps[before:]
+        if new:
+            lo, hi = self._spans.get(f, (new[0], new[0]))
+            self._spans[f] = (min(lo, *new), max(hi, *new))
+
+    def _note_grouping(self, files: list[Path]) -> None:
+        """Notes on the resumed files of this launch, on files without steps written after it (before the
+        next launch), and, when the folder holds several launches, which one this run is."""
+        if self.path.is_file() or not self._files:
+            return
+        launches, notes = self._index.launches(files, self._spans)
+        order = {f.name: i for i, f in enumerate(files)}
+        mine = {f.name for f in self._files}
+        first = order[self._files[0].name]
+        after = [order[x.files[0]] for x in launches if order[x.files[0]] > first]
+        upto = min(after, default=len(files))
+        for name, message in notes:
+            if name in mine or (first < order[name] < upto) or (order[name] < first and first == min(
+                    order[x.files[0]] for x in launches)):
+                empty = name not in mine and _size(files[order[name]]) == 0
+                self._note(Problem(name, "empty event file" if empty else message))
+        if len(launches) > 1:
+            note = (f"one of {len(launches)} separate launches in {self.path.name} (its files: "
+                    f"{', '.join(f.name for f in self._files)}); the others are runs of their own")
+            self.meta.notes = [n for n in self.meta.notes if "separate launches" not in n] + [note]
+            self.meta.info.update(parent=self.path.name, launch=launch_id(self._files[0]),
+                                  launches=len(launches))
+
+    def _config(self, tag: str, text: str) -> None:
         try:
             config = json.loads(text)
         except json.JSONDecodeError:
-            self._note(Problem(f.name, "the `args` text summary is not JSON; config not read"))
+            self._note(Problem(tag, "the `args` text summary is not JSON; config not read"))
             return
         if isinstance(config, dict):
             self.meta.config.update(flatten_config(config))
 
-    def _note_restarts(self, files: list[Path]) -> None:
-        """A later event file whose steps reach back into an earlier one's: the run was restarted."""
-        spans = [(f, self._spans[f]) for f in files if f in self._spans]
-        for (before, (_, end)), (after, (start, _)) in itertools.pairwise(spans):
-            if start <= end:
-                self._note(Problem(after.name, f"starts at step {start}, within {before.name} (up to step {end}): "
-                                               "a restarted run; for steps in both, this later file's values win"))
+    @property
+    def last_update(self) -> float | None:
+        """The newest modification time of this launch's own files (the folder's when it has none yet)."""
+        times = []
+        for f in self._files:
+            try:
+                times.append(f.stat().st_mtime)
+            except OSError:
+                continue
+        return max(times) if times else super().last_update
 
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:
             self.problems.append(problem)
 
 
-@register_source("tensorboard", detect=detect, priority=10, hints={
+@register_source("tensorboard", detect=detect, priority=10, launches=list_launches, hints={
     "samples": "TensorBoard event files hold the trainer's scalars, not its responses; log responses with "
                "the framework's own dump (TRL log_completions, verl rollout_data_dir) and open that instead.",
     "config": "only runs logged by transformers' TensorBoardCallback (TRL) carry their config, as the `args` "
               "text summary; these event files have none.",
 })
 def open_tensorboard(target: str) -> TensorBoardRun:
-    return TensorBoardRun(target)
+    return TensorBoardRun(*split_launch(target))

@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from collectors.meta import RunError, RunMeta
-from collectors.readers.keymap import TRL, map_row, step_chunks
+from collectors.readers.keymap import TRAINER_SUMMARY_KEYS, TRL, canonical_name, map_row, step_chunks
 from collectors.readers.trl_args import ARGS_FILE, read_training_args
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
@@ -39,9 +39,23 @@ STATE = "trainer_state.json"
 _CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
 _COMPLETIONS_RE = re.compile(r"^completions_(\d+)\.parquet$")
 ROLLOUT_KEY = "reward"  # logged on generation steps only (with num_iterations > 1 the others lack it)
-_SUMMARY_KEYS = ("train_runtime", "train_samples_per_second", "train_loss")
-# trainer-level keys with a canonical twin that only the TRL output has
-_EXTRA_MAP = {"step_time": "perf/step_s"}
+
+
+def logger_name(key: str) -> str:
+    """The name transformers' TensorBoard and wandb callbacks give a log key (`rewrite_logs`): `eval_x` ->
+    `eval/x`, `test_x` -> `test/x`, anything else -> `train/x`."""
+    for prefix in ("eval", "test"):
+        if key.startswith(prefix + "_"):
+            return f"{prefix}/{key[len(prefix) + 1:]}"
+    return f"train/{key}"
+
+
+def trl_row(logs: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
+    """One TRL log dict -> (row, non-numeric keys): TRL keys under our names, the others under the names the
+    loggers give them (`num_tokens` -> `train/num_tokens`), so a run reads the same whether it came from
+    trainer_state.json, TensorBoard, wandb or the callback."""
+    unmapped = {k: logger_name(k) for k in logs if canonical_name(k, [TRL]) == k}
+    return map_row(logs, [TRL], overrides=unmapped)
 
 
 def state_files(folder: Path) -> list[Path]:
@@ -148,7 +162,7 @@ class TrlRun(Run):
             if not isinstance(entry, dict) or not isinstance(entry.get("step"), int):
                 self._note(Problem(state.name, f"log_history[{i}]: no integer step; skipped"))
                 continue
-            if any(k in entry for k in _SUMMARY_KEYS):
+            if any(k in entry for k in TRAINER_SUMMARY_KEYS):
                 continue
             step = entry["step"]
             if last is not None and step < last:
@@ -159,11 +173,10 @@ class TrlRun(Run):
                 self._logged_steps.add(step)
                 if ROLLOUT_KEY in entry:
                     self._rollout_steps.add(step)
-            data = {k: v for k, v in entry.items() if k not in ("step", "epoch")}
-            row, bad = map_row(data, [TRL], overrides=_EXTRA_MAP)
+            row, bad = trl_row({k: v for k, v in entry.items() if k != "step"})
             if bad:
                 self._note(Problem(state.name, f"step {step}: non-numeric {', '.join(bad[:3])}; left null"))
-            rows.append({"step": step, "train/epoch": entry.get("epoch"), **row})
+            rows.append({"step": step, **row})
         return rows
 
     def _training_args(self, state: Path) -> dict[str, Any]:

@@ -7,6 +7,11 @@ LAST), data; a block's last < 7 bytes are padding. Joined chunks are `wandb_inte
 `config` and `run` records fill the config, `exit` sets the status.
 The reader keeps its byte offset, so a refresh on a run that is still writing reads only new chunks.
 Completion tables logged with `wandb.Table` are media, not scalars: they are not read (no samples).
+
+Folders: a run folder (`offline-run-*` or, of an online run, `run-*`: both keep the same `run-*.wandb`), or
+a folder holding run folders (`wandb/`), whose run folders are runs of their own (`open_runs`, discovery).
+A run whose .wandb holds no history at all (it stopped before wandb wrote any) is read from the console
+output wandb keeps beside it, `files/output.log`, by whichever reader recognises that log (verl, TRL).
 """
 
 from __future__ import annotations
@@ -21,28 +26,55 @@ from typing import Any
 
 import pandas as pd
 
-from collectors.meta import RunMeta, flatten_config
-from collectors.readers.keymap import map_row, step_chunks
+from collectors.meta import RunError, RunMeta, flatten_config
+from collectors.readers.columnar import Points, fill_known, pivot
+from collectors.readers.keymap import map_row
+from collectors.readers.wandb_history import STEP_KEYS, add_plain, column
 from collectors.run import Problem, Run
-from collectors.sources import register_source
+from collectors.sources import detect_source, open_run, register_source
 
 BLOCK = 32 * 1024
 HEADER = struct.pack("<4sHB", b":W&B", 0xBEE1, 0)
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
-_STEP_KEYS = ("train/global_step", "eval/global_step", "_step")  # TRL/OpenRLHF train, OpenRLHF eval
+_STEP_KEYS = STEP_KEYS
+
+
+RUN_DIR_PREFIXES = ("offline-run-", "run-")  # wandb's run folders, offline and online
+CONSOLE_LOG = Path("files") / "output.log"
 
 
 def wandb_file(target: Path) -> Path | None:
+    """The run file of a run folder (or the file itself); None for anything else."""
     if target.is_file():
         return target if target.suffix == ".wandb" else None
-    # one offline-run-* folder is one run; its parent `wandb/` holds several and is walked, not opened
     files = sorted(target.glob("run-*.wandb"))
     return files[-1] if files else None
 
 
+def run_folders(folder: Path) -> list[Path]:
+    """The run folders directly in `folder` (a `wandb/` dir), by name (wandb names them by start time);
+    `latest-run`, a symlink to one of them, is skipped."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if p.name.startswith(RUN_DIR_PREFIXES) and p.is_dir() and not p.is_symlink()
+            and wandb_file(p) is not None]
+
+
 def detect(target: str) -> bool:
     p = Path(target)
-    return (p.is_file() and p.suffix == ".wandb") or (p.is_dir() and wandb_file(p) is not None)
+    if p.is_file():
+        return p.suffix == ".wandb"
+    return p.is_dir() and (wandb_file(p) is not None or bool(run_folders(p)))
+
+
+def list_launches(target: str) -> list[str]:
+    """The run folders of a folder holding run folders (`wandb/`), each a run of its own; [] for a run."""
+    p = Path(target)
+    if p.is_file() or wandb_file(p) is not None:
+        return []
+    return [str(f) for f in run_folders(p)]
 
 
 class RecordReader:
@@ -193,6 +225,8 @@ class WandbOfflineRun(Run):
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.name, name=path.name, source="wandb"))
         self._reader: RecordReader | None = None
+        self._history_seen = False
+        self._console: Run | None = None
         self._seq = 0
         self.refresh()
 
@@ -206,19 +240,19 @@ class WandbOfflineRun(Run):
             return []
         if self._reader is None or self._reader.path != f:
             self._reader = RecordReader(f)
-        rows = []
+        points = Points()
         for raw in self._reader.read():
-            rec = pb.Record()
             try:
-                rec.ParseFromString(raw)
+                rec = pb.Record.FromString(raw)
             except DecodeError:
                 self._note(Problem(f.name, "a record that is not a wandb Record; skipped"))
                 continue
             kind = rec.WhichOneof("record_type")
             if kind == "history":
-                row = self._history_row(f, rec.history)
-                if row:
-                    rows.append(row)
+                self._history_seen = True
+                if not add_plain(points, rec.history) and (row := self._history_row(f, rec.history)):
+                    step = row.pop("step")
+                    points.add(step, list(row), list(row.values()))
             elif kind == "config":
                 self._config(rec.config.update)
             elif kind == "run":
@@ -230,10 +264,40 @@ class WandbOfflineRun(Run):
                 self.meta.status = "finished" if rec.exit.exit_code == 0 else "failed"
         if self._reader.error:
             self._note(Problem(f.name, self._reader.error))
-        if not rows:
+        if not self._history_seen:
+            return self._console_rows(f)
+        frame = pivot(points, column)
+        if not len(frame):
             return []
-        out, self._seq = step_chunks(self._table.frame(), rows, self._seq)
-        return out
+        frame = fill_known(frame, self._table.frame())
+        frame["_seq"] = range(self._seq, self._seq + len(frame))
+        self._seq += len(frame)
+        return [frame]
+
+    def _console_rows(self, f: Path) -> list[pd.DataFrame]:
+        """The rows of files/output.log, for a run whose .wandb holds no history; only those at or after the
+        last step read, so a refresh costs the console reader's own refresh."""
+        if self._console is None:
+            log = f.parent / CONSOLE_LOG
+            self._console = _open_console(log) if log.is_file() else None
+            if self._console is None:
+                self._note(Problem(f.name, "holds no history records (no metric was synced)" +
+                                   ("; files/output.log is no log a reader recognises" if log.is_file() else "")))
+                return []
+            self._note(Problem(f.name, f"holds no history records; metrics read from {CONSOLE_LOG} "
+                                       f"({self._console.meta.source} console log)"))
+        else:
+            self._console.refresh()
+        self.problems += [p for p in self._console.problems if p not in self.problems]
+        self.nan_at = self._console.nan_at
+        frame = self._console.metrics
+        last = self.last_step
+        new = frame if last is None else frame[frame["step"] >= last]
+        if not len(new):
+            return []
+        new = new.assign(_seq=range(self._seq, self._seq + len(new)))
+        self._seq += len(new)
+        return [new]
 
     def _history_row(self, f: Path, history) -> dict[str, Any] | None:
         values = _item_values(history.item)
@@ -270,7 +334,17 @@ SAMPLES_HINT = ("wandb history holds scalars only; completion tables logged with
                 "the trainer's callbacks: it writes a run folder with every completion.")
 
 
-@register_source("wandb", detect=detect, priority=15, hints={
+def _open_console(log: Path) -> Run | None:
+    source = detect_source(log)
+    if source in (None, "wandb"):
+        return None
+    try:
+        return open_run(log, source)
+    except RunError:
+        return None
+
+
+@register_source("wandb", detect=detect, priority=15, launches=list_launches, hints={
     "samples": SAMPLES_HINT,
     "config": "the run file holds no config record: wandb.init was called without config=...",
 })
