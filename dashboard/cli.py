@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from collectors.version import version_flag
 from dashboard.paths import ROOTS_ENV, STALE_ENV, default_roots
 
 APP = Path(__file__).resolve().parent / "app.py"
@@ -35,6 +36,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="rename a logged metric of text logs to a canonical name; repeat for several")
     p.add_argument("--stale-after", type=float, default=None, metavar="S",
                    help="a running run silent for S seconds is shown as stale (default 60)")
+    p.add_argument("--version", **version_flag("grpo-dash"))
     return p.parse_args(argv)
 
 

@@ -1,0 +1,204 @@
+"""The light install: what `pip install grposcope` gives someone who only reads logs.
+
+The fast tests check, in this environment, that importing the readers, the diagnosis and the CLIs pulls in
+no torch, wandb, TensorBoard or transformers, and that every command prints the package's version.
+
+The slow test (marked `slow_install`, about 1-2 minutes: it builds the wheel, creates a fresh virtual
+environment and pip-installs pandas, pyarrow and streamlit into it) installs the wheel WITHOUT extras and
+there runs grpo-diagnose on a sample run and on a real TRL run, starts grpo-dash and asks its health
+endpoint, and checks torch cannot be imported. Downloaded wheels are kept in .cache/light-install-wheels
+(git-ignored) so a second run installs offline; the versions are pinned to this environment's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_TRL = REPO.parent / "shared" / "fixtures" / "real-runs" / "trl_redteam_sparse"
+WHEELHOUSE = REPO / ".cache" / "light-install-wheels"
+HEAVY = ("torch", "wandb", "tensorboard", "transformers", "trl", "datasets", "tqdm")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "grpo_core", "collectors", "dashboard")
+CLIS = {"grpo-diagnose": "dashboard.diagnosis.cli", "grpo-dash": "dashboard.cli", "grpo-import": "collectors.cli",
+        "grpo-train": "grpo_core.cli"}
+
+
+def run(cmd: list[str], timeout: float = 300, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, **kw)
+
+
+def test_importing_readers_diagnosis_and_clis_pulls_no_heavy_package():
+    """In this environment torch & co. ARE installed: only a fresh interpreter shows what an import pulls."""
+    code = ("import sys\n"
+            "import collectors, collectors.cli, collectors.extras, dashboard, dashboard.cli\n"
+            "import dashboard.diagnosis, dashboard.diagnosis.cli, dashboard.diagnosis.i18n, dashboard.data\n"
+            "from collectors import open_run\n"
+            "from dashboard.diagnosis import diagnose\n"
+            f"d = diagnose(open_run({str(REPO / 'sample_runs' / 'small_group')!r}))\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = run([sys.executable, "-c", code], cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+@pytest.mark.parametrize("cli", sorted(CLIS))
+def test_every_command_prints_the_version(cli):
+    out = run([sys.executable, "-m", CLIS[cli], "--version"], cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == f"{cli} {metadata.version('grposcope')}\n"
+
+
+def test_package_metadata():
+    meta = metadata.metadata("grposcope")
+    assert meta["License-Expression"] == "Apache-2.0"
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
+    assert {"Homepage", "Source", "Issues"} <= set(urls)
+    base = [r for r in metadata.requires("grposcope") if "extra ==" not in r]
+    assert not [r for r in base if r.split("<")[0].split(">")[0].split("=")[0].strip().lower() in HEAVY], base
+    extras = set(meta.get_all("Provides-Extra"))
+    assert {"train", "tensorboard", "wandb", "trl", "all", "dev"} <= extras
+
+
+def test_missing_extra_says_which_to_install():
+    from collectors.extras import MissingExtra, require
+
+    with pytest.raises(MissingExtra, match=r"^reading X needs the wandb package, which the base install leaves "
+                                           r"out: pip install 'grposcope\[wandb\]'$") as e:
+        require("no_such_module_grposcope.proto", "wandb", "reading X")
+    assert isinstance(e.value, ImportError)
+    with pytest.raises(ModuleNotFoundError):  # a different module missing inside an installed package is a bug
+        require("collectors.no_such_submodule", "wandb", "reading X")
+
+
+# -- the wheel in a fresh environment -------------------------------------------------------------------
+
+
+def pins() -> list[str]:
+    """name==version of this environment, so the fresh one gets what the suite is tested with."""
+    out = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name.lower() != "grposcope" and "+" not in dist.version:
+            out[name.lower()] = f"{name}=={dist.version}"
+    return sorted(out.values())
+
+
+def build_wheel(tmp: Path) -> Path:
+    """Build from a copy of the sources, so the shared working tree gets no build/ or egg-info."""
+    src = tmp / "src"
+    for name in SOURCES:
+        p = REPO / name
+        if p.is_dir():
+            shutil.copytree(p, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            src.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(p, src / name)
+    out = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+               str(tmp / "dist"), str(src)])
+    assert out.returncode == 0, out.stderr[-2000:]
+    (wheel,) = (tmp / "dist").glob("grposcope-*.whl")
+    return wheel
+
+
+def install(venv_python: Path, wheel: Path, constraints: Path) -> None:
+    """Offline from the wheelhouse when it already holds everything; otherwise fill it from the index first."""
+    pip = [sys.executable, "-m", "pip", "--python", str(venv_python)]
+    base = ["install", "-q", "-c", str(constraints), str(wheel)]
+    if WHEELHOUSE.is_dir():
+        out = run(pip + base + ["--no-index", "--find-links", str(WHEELHOUSE)], timeout=600)
+        if out.returncode == 0:
+            return
+    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+    got = run([sys.executable, "-m", "pip", "download", "-q", "-d", str(WHEELHOUSE), "-c", str(constraints),
+               "--only-binary", ":all:", "--python-version", f"{sys.version_info[0]}.{sys.version_info[1]}",
+               str(wheel)], timeout=600)
+    assert got.returncode == 0, got.stderr[-2000:]
+    out = run(pip + base + ["--no-index", "--find-links", str(WHEELHOUSE)], timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def light(tmp_path_factory) -> Path:
+    """A fresh venv holding the wheel without extras; returns its bin/ folder."""
+    tmp = tmp_path_factory.mktemp("light_install")
+    wheel = build_wheel(tmp)
+    constraints = tmp / "constraints.txt"
+    constraints.write_text("\n".join(pins()) + "\n")
+    venv = tmp / "venv"
+    out = run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    assert out.returncode == 0, out.stderr
+    install(venv / "bin" / "python", wheel, constraints)
+    return venv / "bin"
+
+
+def bare_env() -> dict[str, str]:
+    """The environment of a user's shell: nothing of this checkout on PYTHONPATH."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
+@pytest.mark.slow_install
+def test_light_install_has_no_heavy_package(light):
+    code = f"import importlib.util as u; print([m for m in {HEAVY!r} if u.find_spec(m) is not None])"
+    out = run([str(light / "python"), "-c", code], cwd=light, env=bare_env())
+    assert out.returncode == 0 and out.stdout.strip() == "[]", (out.stdout, out.stderr)
+    torch = run([str(light / "python"), "-c", "import torch"], cwd=light, env=bare_env())
+    assert torch.returncode != 0 and "No module named 'torch'" in torch.stderr
+    for cli in ("grpo-diagnose", "grpo-dash", "grpo-import"):
+        out = run([str(light / cli), "--version"], env=bare_env())
+        assert out.stdout == f"{cli} {metadata.version('grposcope')}\n", (cli, out.stdout, out.stderr)
+
+
+@pytest.mark.slow_install
+def test_light_install_diagnoses_a_sample_run(light, tmp_path):
+    out = run([str(light / "grpo-diagnose"), str(REPO / "sample_runs" / "broken_verifier"), "--format", "json",
+               "--lang", "zh"], cwd=tmp_path, env=bare_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    (d,) = json.loads(out.stdout).values()
+    rules = {f["rule_id"] for f in d["findings"]}
+    assert {"reward_flat", "verifier_suspect"} <= rules and d["lang"] == "zh"
+
+
+@pytest.mark.slow_install
+def test_light_install_diagnoses_a_real_trl_run(light, tmp_path):
+    if not REAL_TRL.is_dir():
+        pytest.skip(f"{REAL_TRL} is absent (the shared corpus of real runs is not beside this checkout)")
+    out = run([str(light / "grpo-diagnose"), str(REAL_TRL)], cwd=tmp_path, env=bare_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "(reward_flat," in out.stdout and "(zero_variance_groups," in out.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow_install
+def test_light_install_serves_the_dashboard(light, tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([str(light / "grpo-dash"), str(REPO / "sample_runs"), "--port", str(port)],
+                            cwd=tmp_path, env=bare_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        end, status = time.monotonic() + 90, None
+        while time.monotonic() < end and status is None:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                    status = (r.status, r.read().decode())
+            except OSError:
+                time.sleep(0.3)
+        assert status == (200, "ok")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
