@@ -33,6 +33,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="exit 1 when a finding of this severity or worse is found")
     p.add_argument("--watch", action="store_true", help="re-check the run(s) as they grow; print only new findings")
     p.add_argument("--interval", type=float, default=5.0, help="seconds between checks with --watch")
+    p.add_argument("--stop-file", default=None, metavar="PATH",
+                   help="with --watch: write PATH (the finding as JSON) once a finding at --fail-on severity or worse "
+                        "(default critical) has held for --hold checks, and exit 1; a wrapper stops the run on it")
+    p.add_argument("--hold", type=int, default=None, metavar="N",
+                   help="with --watch: checks on new steps a finding must hold before it is printed (default 3)")
     p.add_argument("--until-step", type=int, default=None, metavar="N",
                    help="diagnose the run(s) as they stood at step N (post-mortem: when would it have warned?)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list the rules that could not judge")
@@ -57,12 +62,10 @@ def open_any(target: str, source: str | None = None):
 def open_launches(target: str, source: str | None = None) -> dict[str, Any]:
     """{name: run} for every run a target holds: a sweep's launches written into one folder are judged each on
     its own (named TARGET#LAUNCH), so no finding spans the seam between two launches."""
-    from collectors.sources import launch_target, launches_of, split_launch
+    from collectors.sources import launches_of
 
-    # a launch comes as its id or already as TARGET#LAUNCH, depending on the reader
-    names = [k if split_launch(k)[1] is not None else launch_target(target, k)
-             for k in launches_of(target, source)]
-    names = names or [target]
+    # each launch is a target of its own: TARGET#LAUNCH (TensorBoard) or a run folder inside (wandb/)
+    names = launches_of(target, source) or [target]
     return {name: open_any(name, source) for name in names}
 
 
@@ -101,32 +104,9 @@ def worst(d: Diagnosis) -> int:
     return min((SEVERITY_ORDER[f.severity] for f in d.findings), default=99)
 
 
-def _key(f: Finding) -> tuple:
-    return (f.rule_id, f.title)
-
-
-def watch(runs: dict[str, Any], args: argparse.Namespace) -> int:
-    seen: dict[str, set] = {name: set() for name in runs}
-    try:
-        while True:
-            for name, run in runs.items():
-                run.refresh()
-                d = diagnose(run)
-                new = [f for f in d.findings if _key(f) not in seen[name]]
-                seen[name].update(_key(f) for f in new)
-                for f in new:
-                    if args.format == "json":
-                        print(json.dumps({"run": name, "step": d.last_step, "finding": i18n.to_dict(
-                            d, args.lang)["findings"][d.findings.index(f)]}, ensure_ascii=False), flush=True)
-                    else:
-                        print(f"-- {name} {label('at_step', args.lang, step=d.last_step)}: "
-                              f"{label('new_finding', args.lang)}\n"
-                              f"{format_finding(i18n.localise_finding(f, args.lang), args.lang)}", flush=True)
-                if all(getattr(r, "status", "running") in ("finished", "failed", "stale") for r in runs.values()):
-                    return 0
-            time.sleep(args.interval)
-    except KeyboardInterrupt:
-        return 0
+def run_status(run: Any) -> dict[str, Any]:
+    """The run's status (running, finished, failed, stopped, stale, unknown) and why it failed or stopped."""
+    return {"status": getattr(run, "status", "unknown"), "status_reason": getattr(getattr(run, "meta", None), "error", None)}
 
 
 def reader_notes(run: Any) -> list[str]:
@@ -160,17 +140,21 @@ def main(argv: list[str] | None = None) -> int:
         print("grpo-diagnose: --watch and --until-step do not go together", file=sys.stderr)
         return 2
     if args.watch:
+        from dashboard.diagnosis.watch_cli import watch
+
         return watch(runs, args)
     if args.until_step is not None:
         runs = {name: run.until(args.until_step) for name, run in runs.items()}
     results = {name: diagnose(run) for name, run in runs.items()}
     if args.format == "json":
-        print(json.dumps({name: {**i18n.to_dict(d, args.lang), "notes": reader_notes(runs[name])}
+        print(json.dumps({name: {**i18n.to_dict(d, args.lang), **run_status(runs[name]), "notes": reader_notes(runs[name])}
                           for name, d in results.items()}, indent=2, ensure_ascii=False))
     else:
         for name, d in results.items():
             problems = getattr(runs[name], "problems", [])
             print(format_text(name, d, args.verbose, args.lang))
+            if (st := run_status(runs[name]))["status"] in ("stopped", "failed"):
+                print(f"status {st['status']} ({st['status_reason']})")
             for p in problems:
                 print(f"  {label('note', args.lang)}{label('sep', args.lang)}{p}")
     if unreadable:
