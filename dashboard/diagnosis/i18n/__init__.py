@@ -154,6 +154,11 @@ def localise_finding(f: Any, lang: str) -> Any:
                    checks=tuple(check(c, lang) for c in f.checks))
 
 
+def to_dict_finding(f: Any, lang: str) -> dict[str, Any]:
+    """One finding's JSON in `lang` (rule_id and check ids as they are), e.g. for a --watch event."""
+    return localise_finding(f, lang).to_dict()
+
+
 def localise_answer(a: Any, lang: str) -> Any:
     from dashboard.diagnosis.config_questions import UNKNOWN
 
