@@ -105,13 +105,13 @@ def evaluate(net, tokenizer, task: Task, rollout_cfg, device) -> dict[str, float
     return {"eval/pass_rate": sum(passed) / len(passed), "eval/reward_mean": sum(rewards) / len(rewards)}
 
 
-def take_groups(ro: Rollout, n: int) -> Rollout:
-    """The first n groups of a rollout (all rows of each), as a Rollout of its own."""
-    k = n * ro.group_size
-    cut = {f: getattr(ro, f)[:k] for f in ("ids", "mask", "completion_mask", "rollout_logp", "rewards", "passed",
-                                          "lengths", "truncated", "texts")}
-    return Rollout(**cut, problems=ro.problems[:n], group_size=ro.group_size,
-                   host={key: v[:k] for key, v in ro.host.items()}, sample_seconds=ro.sample_seconds)
+def take_groups(ro: Rollout, n: int, start: int = 0) -> Rollout:
+    """Groups start .. start + n - 1 of a rollout (all rows of each), as a Rollout of its own."""
+    rows = slice(start * ro.group_size, (start + n) * ro.group_size)
+    cut = {f: getattr(ro, f)[rows] for f in ("ids", "mask", "completion_mask", "rollout_logp", "rewards", "passed",
+                                            "lengths", "truncated", "texts")}
+    return Rollout(**cut, problems=ro.problems[start: start + n], group_size=ro.group_size,
+                   host={key: v[rows] for key, v in ro.host.items()}, sample_seconds=ro.sample_seconds)
 
 
 def _repad(ro: Rollout, prompt_width: int, n: int) -> tuple[torch.Tensor, ...]:

@@ -313,10 +313,15 @@ def mixed_groups(parts: list[Rollout], group_size: int) -> list[bool]:
 
 def run_rollout(tr: Trainer, step: int, log, stop: StopOnSignal) -> int:
     """Sample, score and train on one rollout; log one row per optimizer step. Returns the next step."""
-    cfg, t0, w = tr.cfg, time.perf_counter(), tr.world
+    t0 = time.perf_counter()
     if tr.engine is not tr.net:
         sync_weights(tr.engine, tr.net)  # the engine serves the current weights, in its own precision
-    ro = sample_groups(tr, step)
+    return train_on(tr, sample_groups(tr, step), step, log, stop, t0)
+
+
+def train_on(tr: Trainer, ro: Rollout, step: int, log, stop, t0: float) -> int:
+    """The updates of one rollout (this rank's groups of it); log one row per optimizer step."""
+    cfg, w = tr.cfg, tr.world
     batch, ro_stats, adv, group0 = prepare(tr, ro)
     ro_stats["perf/tokens_per_s"] = sum(ro.host["num_tokens"]) / max(ro.sample_seconds, 1e-9)
     kept = int(D.sum_all(torch.tensor([float(batch.groups)]), w).item()) if w.active else batch.groups
