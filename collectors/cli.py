@@ -16,7 +16,7 @@ from pathlib import Path
 from collectors.meta import RUN_JSON, RunError
 from collectors.readers.keymap import parse_overrides
 from collectors.readers.synonyms import set_user_map
-from collectors.sources import SOURCES, _load_readers, open_run
+from collectors.sources import SOURCES, _load_readers, open_run, split_launch
 from collectors.store.writer import RunWriter
 
 
@@ -39,7 +39,7 @@ def _open(args: argparse.Namespace, mapping: dict[str, str]):
 
 def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
     """Read the source and write it to args.to; return (run dir, steps written, warnings)."""
-    src = Path(args.source)
+    src = Path(split_launch(args.source)[0])  # one launch of a folder holding several: FOLDER#LAUNCH
     if "://" not in args.source and not src.exists():  # a URI (wandb://...) is checked by its reader
         raise RunError(f"{src}: no such file or folder")
     to = Path(args.to)

@@ -1,6 +1,7 @@
 """Where runs may be opened from: the roots given at launch, and run keys that stay inside them.
 
-A run is named in the URL by a key `<root label>/<path inside that root>` (e.g. `sample_runs/healthy`),
+A run is named in the URL by a key `<root label>/<path inside that root>` (e.g. `sample_runs/healthy`; one
+launch of a folder holding several ends in `#<launch>`, as `collectors.open_run` names it),
 so a shared link opens the same run on another machine with the same roots. A key is resolved only inside
 its root: absolute paths, `..`, and symlinks that lead outside are refused with a message.
 """
@@ -10,6 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from collectors.sources import launch_target, split_launch
 
 ROOTS_ENV = "GRPOSCOPE_ROOTS"  # os.pathsep-separated roots; set by grpo-dash
 STALE_ENV = "GRPOSCOPE_STALE_AFTER_S"  # seconds of silence before a running run is shown as stale
@@ -73,15 +76,17 @@ def resolve_run(roots: list[Root], key: str) -> Path:
         raise PathRefused(f"empty run name; {where}")
     if "\\" in key or key.startswith("/") or (len(key) > 1 and key[1] == ":"):
         raise PathRefused(f"run {key!r} refused: an absolute path is not allowed; {where}")
-    if any(p in ("..", ".", "") for p in key.split("/")):
+    if any(p.partition("#")[0] in ("..", ".", "") for p in key.split("/")):
         raise PathRefused(f"run {key!r} refused: '..', '.' and empty parts are not allowed in a run name; {where}")
     parts = PurePosixPath(key).parts
     root = next((r for r in roots if r.label == parts[0]), None)
     if root is None:
         raise PathRefused(f"run {key!r} refused: {parts[0]!r} is not a configured root; {where}")
-    target = root.path.joinpath(*parts[1:]).resolve()
+    # one launch of a folder holding several: `<folder>#<launch>`, checked as the folder
+    base, launch = split_launch(root.path.joinpath(*parts[1:]))
+    target = Path(base).resolve()
     if not (target == root.path or target.is_relative_to(root.path)):
         raise PathRefused(f"run {key!r} refused: it leads outside its root (symlink); {where}")
     if not target.is_dir():
         raise PathRefused(f"run {key!r} not found under {root.path}")
-    return target
+    return target if launch is None else Path(launch_target(target, launch))
