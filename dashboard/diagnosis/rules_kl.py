@@ -1,9 +1,10 @@
 """KL rules: KL / clip fraction explode (notes, section 7 row 3), and KL to the reference already high at the
 first step (the reference is not the starting policy; notes, sections 3 and 6 q.4).
 
-An explosion is sustained or catastrophic. A logged spike that returns at once (the first reuse step after
-the first optimizer update, where Adam's first steps are large, or one odd batch) does not move a 5-point
-median; a metric far from 0 at its first logged step is a level, and a jump is measured from there.
+An explosion is sustained (SUSTAIN logged points in a row) or catastrophic (one KL in the tens; NaN/inf is
+non_finite's). A logged spike that returns at once (the first reuse step after the first optimizer update,
+where Adam's first steps are large, or one odd batch) is neither; a metric far from 0 at its first logged
+step is a level, and a jump is measured from there.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ KL_CATASTROPHIC = 10.0  # one logged KL in the tens is an explosion on its own (
 CLIP_HIGH = 0.2  # PPO practice keeps clip fraction ~0.1-0.2; above it sustained, the trust region is exceeded
 CLIP_JUMP_FLOOR = 0.05
 SHORT, LONG = 5, 20
+SUSTAIN = 3  # logged points in a row: an explosion stays; a spike (one odd batch, Adam's first reuse step) returns
+SUSTAIN_SETTLED = 5  # below the absolute floor the evidence is weaker: it must stay longer to count
 # KL to the reference at the first step: a policy equal to its reference gives 0 there (TRL logs 0 or ~1e-5;
 # a bf16/fp32 numeric mismatch stays near 1e-3). 0.05 nats is an order of magnitude above that and far below
 # the ~1 nat an SFT adapter over its base model shows.
@@ -38,53 +41,52 @@ SERIES = (("policy/kl_ref", KL_FLOOR, KL_FLOOR_SETTLED, KL_HUGE),
           ("policy/approx_kl_old", KL_FLOOR, KL_FLOOR_SETTLED, None))
 
 
-def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None,
-           short: np.ndarray | None = None, prior: np.ndarray | None = None) -> np.ndarray:
-    """Where the SHORT-point median exceeds KL_JUMP x the run's level before it, and a floor.
+def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None, prior: np.ndarray | None = None,
+           sustain: int = 3) -> np.ndarray:
+    """Where x stays above KL_JUMP x the run's level before it, and above a floor, for `sustain` logged points in a
+    row (a spike that returns at once, or two spikes with a calm point between, is no explosion).
 
     The level before is the median of the LONG points ending SHORT points earlier; until half of those exist,
     the first logged value (far from 0 there: a level, not a jump; at 0: an LR far too large explodes on
     update one and must be caught). The floor is `floor` until LONG points exist, then `settled_floor`.
-    `short`, `prior`: the SHORT- and LONG-point rolling medians of x when the caller has them.
-    x: (T,) -> (T,) bool
+    `prior`: the LONG-point rolling median of x when the caller has it. x: (T,) -> (T,) bool
     """
-    short = rolling_median(x, SHORT) if short is None else short
     prior = (rolling_median(x, LONG) if prior is None else prior)[:-SHORT]
     first = x[np.isfinite(x)][0] if np.isfinite(x).any() else np.nan
-    before = np.full_like(short, first)
+    before = np.full_like(x, first)
     before[SHORT:] = np.where(np.isfinite(prior), prior, first)
-    floors = np.full_like(short, floor)
+    floors = np.full_like(x, floor)
     if settled_floor is not None:
         floors[SHORT + LONG:] = settled_floor
     with np.errstate(invalid="ignore"):
-        return (short > floors) & (short > KL_JUMP * np.fmax(before, floors / KL_JUMP))
+        return stats.sustained((x > floors) & (x > KL_JUMP * np.fmax(before, floors / KL_JUMP)), sustain)
 
 
 def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, settled: float | None,
                level: float | None) -> tuple[object, tuple[int, int], bool] | None:
     """(evidence, step range, critical?) of a sustained jump or a catastrophic value of one series, else None."""
-    short, prior = rolling_median(x, SHORT), rolling_median(x, LONG)
-    crit = _jumps(x, floor, short=short, prior=prior)
-    why = f"{SHORT}-point median > {KL_JUMP:g}x the run's level before and > {floor:g}"
+    prior = rolling_median(x, LONG)
+    crit = _jumps(x, floor, prior=prior)
+    why = f"{SUSTAIN} logged points in a row > {KL_JUMP:g}x the run's level before and > {floor:g}"
     if level is not None:
-        crit |= short > level
+        crit |= stats.sustained(x > level, SUSTAIN)
         why += f", or above {level:g}"
     if metric == "policy/kl_ref":
         crit |= x >= KL_CATASTROPHIC
         why += f", or one value >= {KL_CATASTROPHIC:g}"
     # Below the absolute floor, a jump off the run's own settled level is a warning: at LLM scale
     # (KL 1e-3..1e-1) it is an explosion in the making; on a noisy small run it may be a wobble.
-    mask = crit | (_jumps(x, floor, settled, short, prior) if settled is not None else crit)
-    eps = episodes(mask, min_len=2)  # a 5-point median high on 2 points: 3 of 5 logged values, not one spike
+    mask = crit | (_jumps(x, floor, settled, prior, SUSTAIN_SETTLED) if settled is not None else crit)
+    eps = episodes(mask, min_len=1)
     catastrophic = metric == "policy/kl_ref" and bool((x >= KL_CATASTROPHIC).any())
     if not eps and not catastrophic:
         return None
     if not eps:
         i = int(np.argmax(x >= KL_CATASTROPHIC))
         eps = [(i, i)]
-    is_crit = catastrophic or bool(episodes(crit, min_len=2))
+    is_crit = bool(crit.any())
     if not is_crit:
-        why = f"{SHORT}-point median > {KL_JUMP:g}x the run's level before and > {settled:g}"
+        why = f"{SUSTAIN_SETTLED} logged points in a row > {KL_JUMP:g}x the run's level before and > {settled:g}"
     i0, i1 = eps[0][0], eps[-1][1]
     peak = float(np.nanmax(x[i0:i1 + 1]))
     pre = float(np.nanmedian(x[max(0, i0 - LONG):i0])) if i0 > 0 else float("nan")
