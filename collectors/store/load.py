@@ -78,6 +78,11 @@ def conform(kind: str, table: pa.Table) -> tuple[pa.Table | None, str | None]:
     return table, (f"column(s) {', '.join(dropped)} not of the run format's type; ignored" if dropped else None)
 
 
+# Lists of a folder's parts per read: a merge replaces parts at most once per flush, so a reader racing
+# the writer rarely needs a second list, practically never a third.
+RELIST_TRIES = 5
+
+
 class NativeRun(Run):
     """A run folder written by RunWriter (or by hand, following docs/run-format.md)."""
 
@@ -133,7 +138,8 @@ class NativeRun(Run):
 
     def _read_part(self, kind: str, q: Part, columns: list[str] | None = None) -> pa.Table | None:
         """Read one part, or None (and a problem) when it is corrupt. A part removed by a concurrent
-        merge is simply not there: the merged part covers it at the next refresh."""
+        merge is simply not there (None, no problem): the caller lists the parts again and reads the merge,
+        which the writer completes before it deletes what it merged."""
         try:
             mtime = q.path.stat().st_mtime
             if self._bad.get(q.path) == mtime:
@@ -141,7 +147,7 @@ class NativeRun(Run):
             table = pq.read_table(q.path, columns=columns)
         except FileNotFoundError:
             return None
-        except (pa.ArrowInvalid, OSError) as e:
+        except (pa.ArrowException, OSError) as e:
             self._bad[q.path] = mtime
             self.problems.append(Problem(f"{kind}/{q.path.name}", f"unreadable Parquet part skipped ({e})"))
             return None
@@ -155,12 +161,22 @@ class NativeRun(Run):
 
     def _read_new(self) -> list[pd.DataFrame]:
         self._read_meta()
-        chunks = []
+        chunks: list[pd.DataFrame] = []
+        for _ in range(RELIST_TRIES):  # a part merged away while read: list again and read its merge
+            if not self._read_metric_parts(chunks):
+                break
+        self._refresh_sample_index()
+        return chunks
+
+    def _read_metric_parts(self, chunks: list[pd.DataFrame]) -> bool:
+        """Append the unseen metric parts' frames to `chunks`; True when a listed part vanished meanwhile."""
         new, _ = self._new_parts("metrics")
         seen = self._seen["metrics"]
+        vanished = False
         for q in new:
             table = self._read_part("metrics", q)
             if table is None:
+                vanished = vanished or not q.path.exists()
                 continue
             frame = table.to_pandas()
             frame.attrs[NAN_AT] = logged_nans(table)
@@ -170,8 +186,7 @@ class NativeRun(Run):
                 frame = frame[~frame[SEQ_COLUMN].isin(seen)]  # a merge of parts partly read already
             seen.update(q.seqs)
             chunks.append(frame)
-        self._refresh_sample_index()
-        return chunks
+        return vanished
 
     # -- samples, read lazily -----------------------------------------------------------------
     def _refresh_sample_index(self) -> None:
@@ -196,17 +211,11 @@ class NativeRun(Run):
     def samples(self, step_min: int | None = None, step_max: int | None = None) -> pd.DataFrame:
         lo = -np.inf if step_min is None else step_min
         hi = np.inf if step_max is None else step_max
-        tables = []
-        for q in self._sample_parts:
-            rng = self._step_range(q)
-            if rng is not None and (rng[1] < lo or rng[0] > hi):
-                continue
-            table = self._read_part("samples", q)
-            if table is None:
-                continue
-            if SEQ_COLUMN not in table.column_names:
-                table = table.append_column(SEQ_COLUMN, pa.array([q.lo] * table.num_rows, pa.int64()))
-            tables.append(table)
+        for _ in range(RELIST_TRIES):
+            tables, vanished = self._sample_tables(lo, hi)
+            if not vanished:
+                break
+            self._refresh_sample_index()  # merged away since the last refresh: read the merge instead
         if not tables:
             return super().samples(step_min, step_max)
         frame = pa.concat_tables(tables, promote_options="permissive").to_pandas()
@@ -216,6 +225,21 @@ class NativeRun(Run):
         frame = frame.drop(columns=[SEQ_COLUMN]).sort_values(keys, kind="stable").reset_index(drop=True)
         cols = [c for c in SAMPLES if c in frame.columns] + sorted(c for c in frame.columns if c not in SAMPLES)
         return frame[cols]
+
+    def _sample_tables(self, lo: float, hi: float) -> tuple[list[pa.Table], bool]:
+        tables, vanished = [], False
+        for q in self._sample_parts:
+            rng = self._step_range(q)
+            if rng is not None and (rng[1] < lo or rng[0] > hi):
+                continue
+            table = self._read_part("samples", q)
+            if table is None:
+                vanished = vanished or not q.path.exists()
+                continue
+            if SEQ_COLUMN not in table.column_names:
+                table = table.append_column(SEQ_COLUMN, pa.array([q.lo] * table.num_rows, pa.int64()))
+            tables.append(table)
+        return tables, vanished
 
     def _latest_session_only(self, frame: pd.DataFrame) -> pd.DataFrame:
         """After a resume, a step's samples come from the newest session that logged that step."""
