@@ -74,8 +74,8 @@ def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
     except BaseException:
         writer.close("failed", error="import interrupted")
         raise
-    status = run.meta.status if run.meta.status in ("finished", "failed") else "unknown"
-    writer.close(status)
+    status = run.meta.status if run.meta.status in ("finished", "failed", "stopped") else "unknown"
+    writer.close(status, error=run.meta.error if status != "finished" else None)
     return to, len(metrics), warnings
 
 

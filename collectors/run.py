@@ -271,7 +271,7 @@ class RunInfo:
     path: Path
     name: str
     source: str
-    status: str  # running, finished, failed, unknown, stale
+    status: str  # running, finished, failed, stopped, unknown, stale
     last_step: int | None
     last_update: float | None  # Unix seconds
     error: str | None = None

@@ -72,7 +72,7 @@ SAMPLES: dict[str, tuple[str, str]] = {
 }
 SAMPLE_REQUIRED = ("step", "group", "sample", "reward")
 
-STATUSES = ("running", "finished", "failed", "unknown")
+STATUSES = ("running", "finished", "failed", "stopped", "unknown")  # stopped: ended by the guard, `error` says why
 DERIVED_STATUSES = ("stale",)  # a `running` run whose heartbeat is older than the stale timeout
 
 _NAME_RE = re.compile(r"^[a-z0-9_]+(/[a-z0-9_.@-]+)+$|^(step|wall_time)$")

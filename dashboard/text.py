@@ -42,12 +42,13 @@ def fmt_time(unix_s: float | None) -> str:
 
 
 def health_label(critical: int | None, warning: int | None, status: str = "") -> str:
-    """The runs table's badge: counts of critical and warning findings; a failed run is never "ok"."""
+    """The runs table's badge: counts of critical and warning findings; a failed or stopped run is never "ok"."""
     if critical is None:
         return "not judged"
     if not critical and not warning:
         # the rules read metrics; a crash they cannot see in them is still not a healthy run
-        return "❌ failed, no finding in the metrics" if status == "failed" else "✅ ok"
+        return {"failed": "❌ failed, no finding in the metrics",
+                "stopped": "🛑 stopped by the guard"}.get(status, "✅ ok")
     parts = []
     if critical:
         parts.append(f"🔴 {critical} critical")
@@ -57,4 +58,4 @@ def health_label(critical: int | None, warning: int | None, status: str = "") ->
 
 
 SEVERITY_ICONS = {"critical": "🔴", "warning": "🟠", "info": "🔵"}
-STATUS_ICONS = {"running": "🟢", "finished": "⚪", "failed": "❌", "stale": "⏸️", "unknown": "❔"}
+STATUS_ICONS = {"running": "🟢", "finished": "⚪", "failed": "❌", "stopped": "🛑", "stale": "⏸️", "unknown": "❔"}

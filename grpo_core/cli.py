@@ -22,9 +22,11 @@ from grpo_core.config import (
     to_dict,
     validate,
 )
+from grpo_core.guard import TrainGuard
 from grpo_core.tasks import TaskError
 
 SHORTCUTS = {"preset", "out"}  # top-level fields that have their own flag below
+EXIT = {"finished": 0, "stopped": 3}  # any other status: interrupted (130)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -70,6 +72,17 @@ def make_parser() -> OneLineParser:
                    help="a named failure scenario (grpo_core/scenarios.py): its preset and overrides, applied "
                         "before --config and --set; see --list-scenarios")
     p.add_argument("--list-scenarios", action="store_true", help="list the scenarios and exit")
+    g = p.add_argument_group("guard (docs/diagnosis.md, The guard)")
+    g.add_argument("--watch", action=argparse.BooleanOptionalAction, default=True,
+                   help="diagnose the run as it trains: print each new finding with its checks and record it in "
+                        "the run folder (default: on)")
+    g.add_argument("--stop-on", choices=("critical", "warning"), default=None,
+                   help="end the run after the current step, with status stopped, once a finding of this severity "
+                        "or worse has held for 3 checks (exit status 3)")
+    g.add_argument("--watch-every", type=int, default=10, metavar="N", help="steps between checks (default: 10)")
+    g.add_argument("--watch-budget", type=float, default=0.01, metavar="FRACTION",
+                   help="the most of the training time the checks may take; a check that would exceed it waits "
+                        "(default: 0.01; a tiny model on a CPU may want more to be checked every N steps)")
     groups: dict[str, argparse._ArgumentGroup] = {}
     for key, (default, kind, doc) in leaf_fields(Config()).items():
         if key in SHORTCUTS:
@@ -128,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.print_config:
             print("\n".join(f"{k} = {v!r}" for k, v in to_dict(cfg).items()))
             return 0
+        if args.stop_on and not args.watch:
+            raise ConfigError("--stop-on needs the guard: drop --no-watch")
+        guard = TrainGuard(args.stop_on, args.watch_every, args.watch_budget) if args.watch else None
         t0 = time.perf_counter()
-        result = train(cfg)
+        result = train(cfg, guard)
     except (ConfigError, TaskError) as e:
         print(f"grpo-train: error: {e}", file=sys.stderr)
         return 2
@@ -141,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grpo-train: training failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     print(report(result, time.perf_counter() - t0))
-    return 0 if result.status == "finished" else 130
+    return EXIT.get(result.status, 130)
 
 
 if __name__ == "__main__":

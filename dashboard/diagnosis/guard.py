@@ -91,7 +91,7 @@ def file_sink(run_dir: Path | str) -> Sink:
     path = Path(run_dir) / FINDINGS_FILE
 
     def findings_file(update: Update) -> None:
-        lines = "".join(json.dumps(_safe(e), allow_nan=False) + "\n" for e in events(update))
+        lines = "".join(json.dumps(json_safe(e), allow_nan=False) + "\n" for e in events(update))
         if lines:
             with path.open("a", encoding="utf-8") as fh:
                 fh.write(lines)
@@ -119,14 +119,53 @@ def read_findings(run_dir: Path | str) -> list[dict[str, Any]]:
     return out
 
 
-def _safe(x: Any) -> Any:
+def json_safe(x: Any) -> Any:
     """Strict JSON: NaN/inf become null, tuples lists, numpy scalars numbers."""
     if isinstance(x, float):
         return x if math.isfinite(x) else None
     if isinstance(x, dict):
-        return {str(k): _safe(v) for k, v in x.items()}
+        return {str(k): json_safe(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_safe(v) for v in x]
+        return [json_safe(v) for v in x]
     if hasattr(x, "item"):
-        return _safe(x.item())
+        return json_safe(x.item())
     return x if x is None or isinstance(x, (str, int, bool)) else str(x)
+
+
+WANDB_LEVELS = {"critical": "ERROR", "warning": "WARN", "info": "INFO"}
+
+
+def wandb_sink(run: Any) -> Sink:
+    """Findings into a wandb run's summary (`grposcope/<rule id>`, `grposcope/stopped_by`); an online run
+    also sends each one through `run.alert` (a team's Slack or e-mail). An offline run keeps the summary,
+    which `wandb sync` uploads later."""
+
+    def wandb_findings(update: Update) -> None:
+        for f in update.new:
+            run.summary[f"grposcope/{f.rule_id}"] = f"{f.severity} at step {update.step}: {f.title}"
+            if not getattr(run, "offline", True):
+                run.alert(title=f"{f.severity}: {f.title}"[:63], text=alert_line(f, update.step),
+                          level=WANDB_LEVELS[f.severity])
+        for f in update.cleared:
+            run.summary[f"grposcope/{f.rule_id}"] = f"cleared at step {update.step}: {f.title}"
+        if update.stop is not None:
+            run.summary["grposcope/stopped_by"] = stop_text(update.stop)
+    return wandb_findings
+
+
+def meta_sink(writer: Any) -> Sink:
+    """Findings into run.json through a collectors RunWriter: a note per event and `info.guard_active`
+    (the confirmed findings that hold now, "severity rule_id: title")."""
+    active: dict[tuple[str, str], str] = {}
+
+    def run_json(update: Update) -> None:
+        for f in update.new:
+            active[(f.rule_id, f.severity)] = f"{f.severity} {f.rule_id}: {f.title}"
+            writer.meta.notes.append(f"guard: {f.severity} {f.rule_id} at step {update.step}: {f.title}")
+        for f in update.cleared:
+            active.pop((f.rule_id, f.severity), None)
+            writer.meta.notes.append(f"guard: {f.rule_id} cleared at step {update.step}")
+        for n in update.errors:
+            writer.meta.notes.append(f"guard: rule {n.rule_id} raised, ignored for stopping: {n.reason}")
+        writer.update_meta(guard_active=list(active.values()))
+    return run_json

@@ -33,7 +33,7 @@ from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
 from dashboard.diagnosis.history import BoundedHistory
 
 HOLD_CHECKS = 3  # checks in a row a finding must hold to count (with checks every 10 steps: >= 20 steps)
-SAMPLE_STEPS = 20  # the recent steps whose samples the sample rules see
+SAMPLE_STEPS = 5  # the recent steps whose samples the sample rules see (their cost grows with the rows)
 RULE_FAILED = "the rule failed"  # how engine.diagnose words a rule that raised (NotJudged.reason)
 STOP_SEVERITIES = ("critical", "warning")
 
@@ -167,7 +167,7 @@ class Watcher:
             elif st.absent >= need:
                 update.cleared.append(st.finding)
                 del self.states[key]
-        if self.stop_reason is None:
+        if self.stop_reason is None and not final:  # a run that has ended is not stopped
             stoppers = [f for f in update.new if severity_at_least(f.severity, self.stop_on)]
             if stoppers:
                 self.stop_reason = update.stop = stoppers[0]  # diagnose sorts most severe first

@@ -1,0 +1,80 @@
+"""grpo-diagnose --watch: follow any run the collectors read (TRL folder, verl log, TensorBoard logdir, ours)
+as it grows and print what changes; --stop-file and the exit status let a wrapper stop the training.
+
+Each run gets a Watcher (dashboard/diagnosis/watch.py): a check only when new steps arrived, a finding
+printed once it has held --hold checks, a line when it clears. With --fail-on (or --stop-file, which
+implies critical), the first finding of that severity or worse that holds ends the watch with exit 1,
+after writing the stop file. A run that ends (finished, failed, stopped, stale) gets a last check that
+prints whatever holds then; the exit status is 1 if a finding at --fail-on severity holds then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from dashboard.diagnosis import i18n
+from dashboard.diagnosis.cli import format_finding
+from dashboard.diagnosis.guard import json_safe, stop_text
+from dashboard.diagnosis.i18n import label
+from dashboard.diagnosis.watch import HOLD_CHECKS, Update, Watcher, severity_at_least
+
+ENDED = ("finished", "failed", "stopped", "stale")
+
+
+def watch(runs: dict[str, Any], args: argparse.Namespace) -> int:
+    bar = args.fail_on or ("critical" if args.stop_file else None)
+    watchers = {name: Watcher(stop_on=bar, hold=args.hold or HOLD_CHECKS) for name in runs}
+    try:
+        while True:
+            for name, run in runs.items():
+                run.refresh()
+                w = watchers[name]
+                w.follow(run)
+                update = w.check(final=run.status in ENDED)
+                if update:
+                    show(name, update, args)
+                if update and update.stop is not None:
+                    if args.stop_file:
+                        write_stop_file(Path(args.stop_file), name, update)
+                    return 1
+            if all(run.status in ENDED for run in runs.values()):  # --fail-on still judges what holds at the end
+                return int(any(severity_at_least(f.severity, bar) for w in watchers.values() for f in w.active))
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+
+
+def show(name: str, u: Update, args: argparse.Namespace) -> None:
+    lang = args.lang
+    for f in u.new:
+        if args.format == "json":
+            print(json.dumps({"run": name, "step": u.step, "event": "new", "finding": json_safe(
+                i18n.localise_finding(f, lang).to_dict())}, ensure_ascii=False), flush=True)
+        else:
+            print(f"-- {name} {label('at_step', lang, step=u.step)}: {label('new_finding', lang)}\n"
+                  f"{format_finding(i18n.localise_finding(f, lang), lang)}", flush=True)
+    for f in u.cleared:
+        print(json.dumps({"run": name, "step": u.step, "event": "cleared", "rule_id": f.rule_id,
+                          "severity": f.severity}) if args.format == "json"
+              else f"-- {name} at step {u.step}: cleared: {f.title} ({f.rule_id})", flush=True)
+    for n in u.errors:
+        print(json.dumps({"run": name, "step": u.step, "event": "rule_error", "rule_id": n.rule_id,
+                          "reason": n.reason}) if args.format == "json"
+              else f"-- {name}: rule {n.rule_id} raised and is ignored: {n.reason}", flush=True)
+    if u.stop is not None and args.format != "json":
+        print(f"-- {name} at step {u.step}: stop: {stop_text(u.stop)}", flush=True)
+
+
+def write_stop_file(path: Path, name: str, u: Update) -> None:
+    """The stop file: JSON with the run, the step and the finding; written whole (temp file, rename)."""
+    f = u.stop
+    body = json.dumps(json_safe({"run": name, "step": u.step, "rule_id": f.rule_id, "severity": f.severity,
+                             "title": f.title, "reason": stop_text(f)}), indent=2)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(body + "\n", encoding="utf-8")
+    tmp.replace(path)
