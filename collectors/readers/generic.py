@@ -10,7 +10,6 @@ bytes only; a block pyarrow refuses (a broken line, a column changing type) is r
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -67,8 +66,18 @@ def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]
             mask = pc.fill_null(pc.is_nan(col), False).to_numpy(zero_copy_only=False)
             if mask.any():
                 nans[name] = mask
-    keep = [i for i, t in enumerate(table.schema.types) if not (pa.types.is_list(t) or pa.types.is_large_list(t))]
-    return table.select(keep).to_pandas(), nans
+    cols = {}
+    for name, col in zip(table.column_names, table.columns, strict=True):
+        t = col.type
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            continue  # a histogram or a list of values is no step metric
+        if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t):
+            # straight to a float array (a null is NaN; the NaN masks above tell them apart)
+            cols[name] = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False) if not pa.types.is_null(t) \
+                else np.full(len(col), np.nan)
+        else:
+            cols[name] = col.to_pandas()
+    return pd.DataFrame(cols, copy=False), nans
 
 
 class GenericRun(TextRun):
@@ -78,7 +87,7 @@ class GenericRun(TextRun):
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="generic"), mapping)
         self._tail = LineTail(path)
-        self._header: bytes | None = None
+        self._header: list[str] | None = None  # a CSV's column names, from its first line
         self._json_state: tuple[int, float] | None = None
         self._read_side_config()
         self.refresh()
@@ -93,7 +102,7 @@ class GenericRun(TextRun):
         if rewritten:
             self._header = None
             self._reset(self.path.name, "file was rewritten; read again from the top")
-        if not block.strip():
+        if not block or block.isspace():
             return []
         frame, nans, lines = self._csv(block, first) if self.path.suffix == ".csv" else self._jsonl(block, first)
         return self._rows(frame, nans, lines)
@@ -112,21 +121,22 @@ class GenericRun(TextRun):
 
     # -- formats ---------------------------------------------------------------------------------
     def _csv(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
-        if self._header is None:
-            head, _, block = block.partition(b"\n")
-            self._header, first = head + b"\n", first + 1
         skipped: list[str] = []
 
         def bad_row(row) -> str:
             skipped.append(f"{row.actual_columns} cells, header has {row.expected_columns}")
             return "skip"
 
+        # after the first block the header is given by name, so a new block is parsed as it lies (no copy)
+        opts = pacsv.ReadOptions(column_names=self._header) if self._header is not None else None
         try:
-            table = pacsv.read_csv(io.BytesIO(self._header + block),
+            table = pacsv.read_csv(pa.BufferReader(block), read_options=opts,
                                    parse_options=pacsv.ParseOptions(invalid_row_handler=bad_row),
                                    convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
         except pa.ArrowInvalid as e:
             raise RunError(f"{self.path}: not a readable CSV ({e})") from None
+        if self._header is None:
+            self._header, first = table.column_names, first + 1
         if skipped:
             self._note(Problem(self.path.name, f"{len(skipped)} row(s) with {skipped[0]}; skipped"))
         frame, nans = arrow_columns(table)
@@ -134,7 +144,7 @@ class GenericRun(TextRun):
 
     def _jsonl(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
         try:
-            table = pajson.read_json(io.BytesIO(block))
+            table = pajson.read_json(pa.BufferReader(block))
             frame, nans = arrow_columns(table)
             if len(frame) == block.count(b"\n") - block.count(b"\n\n"):  # no blank line shifts the numbering
                 return frame, nans, np.arange(first, first + len(frame))

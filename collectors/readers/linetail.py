@@ -37,7 +37,7 @@ class LineTail:
             f.seek(self.offset)
             data = f.read()
         end = data.rfind(b"\n") + 1
-        block = data[:end]
+        block = data if end == len(data) else data[:end]  # no copy of a whole file that ends its last line
         if end < len(data) and time.time() - st.st_mtime > self.SETTLED_S:
             block, end = data + b"\n", len(data)  # the writer is done with it: a complete last line
         first = self.line_no + 1

@@ -66,7 +66,7 @@ def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], d
             if wrong.any():
                 bad[col] = wrong
         out[col] = values
-    return pd.DataFrame(out, index=frame.index), nans, bad, text
+    return pd.DataFrame(out, index=frame.index, copy=False), nans, bad, text
 
 
 def _scalar_text(v):

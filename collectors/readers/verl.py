@@ -16,7 +16,6 @@ The config comes from `.hydra/config.yaml` beside the logs or the console log's 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import re
@@ -167,7 +166,7 @@ class VerlRun(TextRun):
             self._reset(path.name, "file was rewritten (a restart?); read again from the top")
         if waiting:
             self.problems.append(Problem(path.name, f"line {tail.line_no + 1} is incomplete; waiting for the rest"))
-        if not block.strip():
+        if not block or block.isspace():
             return None
         frame, lines = parse(path, block, first)
         return frame, lines, path.name
@@ -175,7 +174,7 @@ class VerlRun(TextRun):
     def _jsonl_block(self, path: Path, block: bytes, first: int) -> tuple[pd.DataFrame, np.ndarray]:
         """File-logger lines -> (frame of step + data keys, line numbers); pyarrow first, `json` to name bad lines."""
         try:
-            table = pajson.read_json(io.BytesIO(block))
+            table = pajson.read_json(pa.BufferReader(block))
             if "data" in table.column_names and "step" in table.column_names and block.count(b"\n") == table.num_rows:
                 data = table.column("data")
                 if pa.types.is_struct(data.type) and pa.types.is_integer(table.column("step").type) \
