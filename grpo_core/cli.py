@@ -12,6 +12,7 @@ import sys
 import time
 import traceback
 
+from collectors.meta import RunError
 from grpo_core.config import (
     PRESETS,
     Config,
@@ -152,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("grpo-train: interrupted; the run folder records the stop", file=sys.stderr)
         return 130
+    except RunError as e:  # the run folder cannot be written (a full disk): one line, run.json says failed
+        print(f"grpo-train: error: {e}", file=sys.stderr)
+        return 1
     except Exception as e:  # noqa: BLE001 - the run folder already holds status failed and this text
         traceback.print_exc()
         print(f"grpo-train: training failed: {type(e).__name__}: {e}", file=sys.stderr)

@@ -7,6 +7,7 @@ survives a power cut. Temporary names start with a dot; readers ignore dotfiles.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -28,13 +29,25 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def _cleaned(tmp: Path):
+    """Remove a half-written temporary file when the write fails (a full disk): it would hold the space
+    that the run's last words (run.json with the error) need."""
+    try:
+        yield
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_bytes_atomic(target: Path, data: bytes) -> None:
     tmp = _tmp_name(target)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
+    with _cleaned(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
     _fsync_dir(target.parent)
 
 
@@ -45,9 +58,10 @@ def write_json_atomic(target: Path, obj: Any) -> None:
 
 def write_parquet_atomic(target: Path, table: pa.Table) -> None:
     tmp = _tmp_name(target)
-    # zstd: compact for the many-small-files case, and fast to decode when a dashboard reads a long run.
-    pq.write_table(table, tmp, compression="zstd")
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
+    with _cleaned(tmp):
+        # zstd: compact for the many-small-files case, and fast to decode when a dashboard reads a long run.
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
     _fsync_dir(target.parent)

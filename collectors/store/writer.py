@@ -78,12 +78,15 @@ class _Folder:
         return seq
 
     def _compact(self) -> None:
-        while (group := plan_merge(list_parts(self.path)[0], MERGE_FANOUT)) is not None:
-            merged = pa.concat_tables([pq.read_table(q.path) for q in group], promote_options="permissive")
-            target = self.path / part_name(group[0].lo, group[-1].hi, group[0].level + 1)
-            write_parquet_atomic(target, merged)  # readers now see the merge and skip the parts it covers
-            for q in group:
-                q.path.unlink(missing_ok=True)
+        try:
+            while (group := plan_merge(list_parts(self.path)[0], MERGE_FANOUT)) is not None:
+                merged = pa.concat_tables([pq.read_table(q.path) for q in group], promote_options="permissive")
+                target = self.path / part_name(group[0].lo, group[-1].hi, group[0].level + 1)
+                write_parquet_atomic(target, merged)  # readers now see the merge and skip the parts it covers
+                for q in group:
+                    q.path.unlink(missing_ok=True)
+        except OSError:
+            pass  # a merge only saves files; its inputs are intact and the next flush tries again
 
 
 class RunWriter:
@@ -104,6 +107,7 @@ class RunWriter:
         self._samples: list[pd.DataFrame] = []
         self._oldest: float | None = None  # time the oldest buffered row was logged
         self._closed = False
+        self._error: str | None = None  # why the last write failed (a full disk); raised at the next call
         self._relogged_noted = False
         self.meta, self._max_step_before = self._open(name, config, source)
         self._metrics = _Folder(self.path / "metrics")
@@ -201,22 +205,34 @@ class RunWriter:
             self._flush_locked()
 
     def close(self, status: str = "finished", error: str | None = None) -> None:
+        """Flush, then record the end in run.json. When the flush fails (a full disk) the run is recorded
+        `failed` with that error; when even run.json cannot be written, RunError says so in one line."""
         with self._lock:
             if self._closed:
                 return
-            self._flush_locked()
             self._closed = True
+            try:
+                self._flush_locked()
+            except RunError as e:
+                status, error = "failed", "; ".join(x for x in (error, str(e)) if x)
             self.meta.status, self.meta.error, self.meta.end_time = status, error, time.time()
             self.meta.heartbeat = self.meta.end_time
-            write_meta(self.path, self.meta)
-        self._stop.set()
-        self._restore_signal_handlers()
-        atexit.unregister(self._at_exit)
+            try:
+                write_meta(self.path, self.meta)
+            except OSError as e:
+                raise RunError(f"{self.path}: cannot record the end of the run in run.json ({e.strerror or e})"
+                               ) from None
+            finally:
+                self._stop.set()
+                self._restore_signal_handlers()
+                atexit.unregister(self._at_exit)
 
     # -- internals --------------------------------------------------------------------------
     def _check_open(self) -> None:
         if self._closed:
             raise RunError(f"{self.path}: the writer is closed")
+        if self._error:
+            raise RunError(self._error)
 
     def _touch(self) -> None:
         if self._oldest is None:
@@ -226,14 +242,21 @@ class RunWriter:
         return self._oldest is not None and time.monotonic() - self._oldest >= self.flush_interval_s
 
     def _flush_locked(self) -> None:
-        if self._steps:
-            self._metrics.write(_metrics_table(self._steps))
-            self._steps = []
-        if self._samples:
-            self._sample_parts.write(_samples_table(pd.concat(self._samples, ignore_index=True, sort=False)))
-            self._samples = []
-        self._oldest = None
-        self._beat(force=True)
+        """Write the buffers; on an OSError (a full disk) keep them, remember why, and raise RunError."""
+        try:
+            if self._steps:
+                self._metrics.write(_metrics_table(self._steps))
+                self._steps = []
+            if self._samples:
+                self._sample_parts.write(_samples_table(pd.concat(self._samples, ignore_index=True, sort=False)))
+                self._samples = []
+            self._oldest = None
+            self._beat(force=True)
+        except OSError as e:
+            self._error = (f"{self.path}: cannot write the run ({e.strerror or e}); the parts written before "
+                           "are intact")
+            raise RunError(self._error) from None
+        self._error = None
 
     def _beat(self, force: bool = False) -> None:
         now = time.time()
@@ -245,12 +268,16 @@ class RunWriter:
     def _watch_clock(self) -> None:
         while not self._stop.wait(min(0.25, self.flush_interval_s / 4)):
             with self._lock:
-                if self._closed:
+                if self._closed or self._error:
+                    return  # the error surfaces in the caller's thread, at its next call or at close
+                try:
+                    if self._due():
+                        self._flush_locked()
+                    else:
+                        self._beat()
+                except (RunError, OSError) as e:
+                    self._error = self._error or f"{self.path}: cannot write the run ({e})"
                     return
-                if self._due():
-                    self._flush_locked()
-                else:
-                    self._beat()
 
     def _install_signal_handlers(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -276,7 +303,7 @@ class RunWriter:
         if not self._closed:
             try:
                 self.close(status="failed", error="the process exited without closing the run")
-            except OSError:
+            except (OSError, RunError):
                 pass  # the run folder is gone (a temporary run); there is nothing left to record
 
     def __enter__(self) -> RunWriter:  # noqa: PYI034

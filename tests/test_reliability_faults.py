@@ -1,0 +1,150 @@
+"""Faults survived: the trainer killed at random moments, a reader racing the writer's compaction, a full
+disk, a run deleted or replaced under the dashboard, special files under a root."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from collectors import RunError, RunWriter, load_run
+from collectors.meta import STALE_AFTER_S
+from collectors.store.load import native_info
+
+REPO = Path(__file__).resolve().parents[1]
+KILLS_PER_SEED, SEEDS = 7, (11, 12, 13)
+
+
+def _spawn(code: str, *args: str, **kw) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+# -- grpo-train killed with SIGKILL at random moments -------------------------------------------------------
+@pytest.mark.timeout(900)
+def test_trainer_killed_at_random_moments_leaves_loadable_contiguous_runs(tmp_path):
+    pytest.importorskip("torch")
+    script = REPO / "tests" / "faults" / "kill_trainer.py"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path), str(KILLS_PER_SEED), *map(str, SEEDS)],
+                          env=env, capture_output=True, text=True, timeout=800, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rounds = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(rounds) == KILLS_PER_SEED * len(SEEDS) >= 20 and all(r["killed"] for r in rounds)
+    for seed in SEEDS:
+        folder = tmp_path / f"seed-{seed}"
+        run = load_run(folder)
+        steps = run.metrics["step"].tolist()
+        seen = max(r["seen"] for r in rounds if r["seed"] == seed)
+        assert steps == list(range(len(steps))), f"seed {seed}: steps not contiguous"
+        assert len(steps) >= seen, f"seed {seed}: a reader saw {seen} steps before a kill, {len(steps)} after"
+        assert run.problems == [], run.problems
+        samples = run.samples()
+        assert set(samples["step"]) <= set(steps)
+        # SIGKILL leaves no chance to record a status: `running`, shown stale once the heartbeat is old
+        assert run.meta.status == "running"
+        assert run.meta.effective_status(now=time.time() + STALE_AFTER_S + 1) == "stale"
+        assert native_info(folder, stale_after_s=0.0).status == "stale"
+        assert not list(folder.glob("*/.*.tmp")) or run.problems == []  # leftovers are invisible to readers
+
+
+# -- a fresh reader racing the writer's compaction ----------------------------------------------------------
+COMPACTING_WRITER = """
+import sys
+from collectors import RunWriter
+from collectors.store import writer
+writer.MERGE_FANOUT = 2  # a merge after nearly every flush: the race window, as often as possible
+with RunWriter(sys.argv[1], flush_every=1) as w:
+    for step in range(int(sys.argv[2])):
+        w.log_step(step, {"reward/mean": float(step)})
+        w.log_samples([dict(step=step, group=0, sample=0, reward=1.0)])
+        if step == 5:
+            print("ready", flush=True)
+"""
+
+
+@pytest.mark.timeout(300)
+def test_fresh_readers_during_compaction_never_see_a_gap_or_fewer_steps(tmp_path):
+    folder = tmp_path / "r"
+    proc = _spawn(COMPACTING_WRITER, str(folder), "300")
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    best, polls = 0, 0
+    while proc.poll() is None or polls < 3:
+        run = load_run(folder)
+        steps = run.metrics["step"].tolist()
+        assert steps == list(range(len(steps))), f"poll {polls}: a gap"
+        assert len(steps) >= best, f"poll {polls}: {len(steps)} steps after {best}"
+        samples = run.samples()
+        assert sorted(samples["step"]) == list(range(len(samples))), f"poll {polls}: a gap in the samples"
+        best, polls = len(steps), polls + 1
+    assert proc.returncode == 0, proc.stderr.read()
+    assert len(load_run(folder).metrics) == 300
+
+
+# -- a full disk ---------------------------------------------------------------------------------------------
+FILLING_WRITER = """
+import errno, os, sys
+from collectors import RunError, RunWriter
+from collectors.store import atomic
+if sys.argv[2] == "inject":  # no tmpfs to fill: the 7th Parquet write meets ENOSPC, as write(2) would report it
+    real, calls = atomic.pq.write_table, [0]
+    def full(*a, **k):
+        calls[0] += 1
+        if calls[0] > 6:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(*a, **k)
+    atomic.pq.write_table = full
+try:
+    with RunWriter(sys.argv[1], flush_every=10_000, flush_interval_s=0.05) as w:
+        for step in range(1_000_000):
+            w.log_step(step, {"reward/mean": float(step)})
+            w.log_samples([dict(step=step, group=0, sample=0, reward=1.0, completion=os.urandom(3000).hex())])
+            if step % 5 == 4:
+                w.flush()
+                print("flushed", step, flush=True)
+except RunError as e:
+    print(f"error: {e}", file=sys.stderr)
+    sys.exit(1)
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs where mounting is allowed (root), else None."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                                           capture_output=True, check=False).returncode != 0:
+        yield None
+        return
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+@pytest.mark.parametrize("how", ["tmpfs", "inject"])
+def test_a_full_disk_gives_one_line_keeps_earlier_parts_and_marks_the_run(tmp_path, small_disk, how):
+    if how == "tmpfs" and small_disk is None:
+        pytest.skip("cannot mount a tmpfs here (not root); the injected ENOSPC case runs instead")
+    folder = (small_disk if how == "tmpfs" else tmp_path) / "run"
+    proc = _spawn(FILLING_WRITER, str(folder), how)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "No space left on device" in err and str(folder) in err
+    flushed = [int(line.split()[1]) for line in out.splitlines()]
+    assert flushed, "nothing was flushed before the disk filled"
+    run = load_run(folder)
+    steps = run.metrics["step"].tolist()
+    assert steps == list(range(len(steps))) and len(steps) >= flushed[-1] + 1
+    assert run.problems == []
+    assert run.meta.status == "failed" and "No space left on device" in run.meta.error
