@@ -65,6 +65,12 @@ def write_verl(path: Path, cols: list[str], data: np.ndarray) -> None:
             f.write(json.dumps({"step": s, "data": dict(zip(cols, row.tolist(), strict=True))}) + "\n")
 
 
+def write_jsonl(path: Path, cols: list[str], data: np.ndarray) -> None:
+    with path.open("w") as f:
+        for s, row in enumerate(data):
+            f.write(json.dumps({"step": s, **dict(zip(cols, row.tolist(), strict=True))}) + "\n")
+
+
 def write_csv(path: Path, cols: list[str], data: np.ndarray) -> None:
     with path.open("w", newline="") as f:
         w = csv.writer(f)
@@ -124,6 +130,7 @@ def main(argv=None) -> int:
     tb = write_tb(tmp / "tb", cols, data)
     write_verl(tmp / "verl.jsonl", cols, data)
     write_csv(tmp / "log.csv", cols, data)
+    write_jsonl(tmp / "log.jsonl", cols, data)
     wsteps = args.steps if args.wandb_steps is None else args.wandb_steps
     wb = write_wandb(tmp / "wb", cols, wsteps) if wsteps else None
     print(f"writing took {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -143,6 +150,8 @@ def main(argv=None) -> int:
     bench("TensorBoard (`TensorBoardRun`)", lambda: TensorBoardRun(tmp / "tb"), args.steps)
     bench("verl JSONL (`VerlRun`)", lambda: VerlRun(tmp / "verl.jsonl"), args.steps)
     bench("generic CSV (`GenericRun`)", lambda: GenericRun(tmp / "log.csv"), args.steps)
+    bench("generic JSONL (`GenericRun`)", lambda: GenericRun(tmp / "log.jsonl"), args.steps)
+    libs = library_parses(tmp, args.repeats)
     if wb is not None:
         bench("wandb offline (`WandbOfflineRun`)", lambda: WandbOfflineRun(wb), wsteps)
 
@@ -193,7 +202,49 @@ def main(argv=None) -> int:
     print(f"\n| live refresh, one appended step (median of {LIVE_STEPS}) | time | rows read |\n|---|---|---|")
     for label, (t, n) in live.items():
         print(f"| {label} | {t * 1000:.2f} ms | {n:g} |")
+    print_vs_library(rows, libs)
+    text_live(tmp, cols, args.steps)
     return 0
+
+
+def library_parses(tmp: Path, repeats: int) -> dict[str, tuple[str, float]]:
+    """The parse a user would otherwise write, on the same files: our reader's label -> (library call, s)."""
+    import pandas as pd
+    import pyarrow.json as pajson
+
+    return {
+        "generic CSV (`GenericRun`)": ("`pandas.read_csv`", timed(lambda: pd.read_csv(tmp / "log.csv"), repeats)[0]),
+        "generic JSONL (`GenericRun`)": ("`pyarrow.json.read_json`",
+                                         timed(lambda: pajson.read_json(tmp / "log.jsonl"), repeats)[0]),
+        "verl JSONL (`VerlRun`)": ("`pyarrow.json.read_json` + `flatten`",
+                                   timed(lambda: pajson.read_json(tmp / "verl.jsonl").flatten(), repeats)[0]),
+    }
+
+
+def print_vs_library(rows, libs) -> None:
+    print("\n| reader | ours | library parse of the same file | library | ours / library |\n|---|---|---|---|---|")
+    for label, t, _, _ in rows:
+        if label in libs:
+            lib, t_lib = libs[label]
+            print(f"| {label} | {t * 1000:,.0f} ms | {lib} | {t_lib * 1000:,.0f} ms | {t / t_lib:.1f}x |")
+
+
+def text_live(tmp: Path, cols: list[str], steps: int) -> None:
+    """Live refresh of the rows readers: one appended line, median of LIVE_STEPS (cost of the new bytes only)."""
+    from collectors.readers.generic import GenericRun
+
+    row = values(1, len(cols))[0].tolist()
+    print(f"\n| live refresh, one appended step (median of {LIVE_STEPS}) | time | rows read |\n|---|---|---|")
+    for name in ("log.csv", "log.jsonl"):
+        run, times, n = GenericRun(tmp / name), [], 0
+        for i in range(LIVE_STEPS):
+            with (tmp / name).open("a") as f:
+                f.write(",".join(map(str, [steps + i, *row])) + "\n" if name.endswith(".csv")
+                        else json.dumps({"step": steps + i, **dict(zip(cols, row, strict=True))}) + "\n")
+            t = time.perf_counter()
+            n += run.refresh()
+            times.append(time.perf_counter() - t)
+        print(f"| generic {name.split('.')[1].upper()} | {statistics.median(times) * 1000:.2f} ms | {n / LIVE_STEPS:g} |")
 
 
 if __name__ == "__main__":
