@@ -99,3 +99,14 @@ def test_a_folder_of_logs_is_one_run_per_log_and_a_config_beside_is_read(tmp_pat
     run = open_run(tmp_path / "a.jsonl")
     assert run.meta.config == {} and any(p.file == "config_grpo.yaml" and "not readable" in p.message
                                          for p in run.problems)
+
+
+def test_every_synonym_is_documented():
+    from collectors.readers.synonyms import RATIOS, SYNONYMS
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "importing.md").read_text()
+    table = doc[doc.index("## Names: the synonym table"):doc.index("## Key-value text logs")]
+    for theirs, ours in SYNONYMS.items():
+        assert f"`{theirs}`" in table and f"`{ours}`" in table, theirs
+    for num, den, _ in RATIOS:
+        assert f"`{num}` / `{den}`" in table

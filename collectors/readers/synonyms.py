@@ -85,7 +85,7 @@ SYNONYMS: dict[str, str] = {
     "actor_loss": "loss/policy",
     "policy_loss": "loss/policy",
     "pg_loss": "loss/policy",
-    "kl_loss": "loss/kl",
+    # not kl_loss: with or without its coefficient depends on the trainer (verl's actor/kl_loss is without)
     "learning_rate": "optim/lr",
     "lr": "optim/lr",
     "grad_norm": "optim/grad_norm",
