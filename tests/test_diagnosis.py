@@ -534,3 +534,19 @@ def test_cli_judges_each_launch_of_a_sweep_folder_on_its_own(tmp_path, capsys):
     calm, wild = (doc[name] for name in doc)
     assert not [f for f in calm["findings"] if f["rule_id"] == "kl_clip_explode"]
     assert wild["verdict"]["kind"] == "unstable" and wild["verdict"]["reason"] == "KL / clip fraction explode"
+
+
+def test_steps_without_update_that_zero_variance_explains_leave_the_weight_to_zero_variance(tmp_path):
+    # one prompt per step: each step's zero-variance fraction is 0 or 1, and the update is empty exactly then
+    rng = np.random.default_rng(10)
+    s = healthy_series(200)
+    none = rng.random(200) < 0.6
+    s["reward/mean"] = 0.7 + rng.normal(0, 0.5, 200)
+    s["groups/zero_std_frac"] = none.astype(float)
+    s["reward/std"] = np.where(none, 0.0, 0.8)
+    s["optim/grad_norm"] = np.where(none, 0.0, 1.0)
+    for k in ("groups/all_pass_frac", "groups/all_fail_frac"):
+        del s[k]
+    d = diagnose(write(tmp_path, s, name="explained"))
+    assert by_rule(d, "zero_variance_groups").severity == "critical"  # a level although it jumps 0 <-> 1
+    assert by_rule(d, "reward_flat").severity == "warning"

@@ -23,7 +23,8 @@ MIN_TREND_STEPS = 20  # fewer logged points than this and "does not move" cannot
 # A trend whose confidence interval over the whole run stays within this fraction of the reward's own spread
 # between responses is flat beyond doubt (a binary reward at pass rate 0.5 has spread 0.5: +-0.05).
 FLAT_BAND = 0.1
-STRONG_SHARE = 0.5  # most steps without an update, or with every group zero-variance: strong support
+STRONG_SHARE = 0.5  # most steps without an update: strong support for "nothing is learned"
+EXPLAINED = 0.9  # ...unless nine in ten of them had no group with any spread (zero_variance_groups' finding)
 SPARSE_LOW, SPARSE_HIGH = 0.05, 0.95  # pass rate this close to 0 or 1: few groups mix successes and failures
 ZERO_VAR_WARN, ZERO_VAR_CRIT = 0.5, 0.8  # half the groups teach nothing: warning; four in five: critical
 NO_SPREAD_SHARE = 0.2  # a fifth of the steps where no group had any spread is a finding on its own
@@ -79,9 +80,14 @@ def reward_flat(d: RunData):
                    f"{'no trend beyond the noise' if t.direction() == 'flat' else 'a trend too small to matter'}: "
                    f"Mann-Kendall p = {t.p:.2g} over {t.n} points; change "
                    f"{fmt(t.change)} (95% CI {fmt(lo)} .. {fmt(hi)}) against a reward spread of {fmt(scale)} ({how})")]
-    idle, ev_idle = share_evidence(d, facts.no_update_steps(d), "had no update at all")
-    still, ev_still = share_evidence(d, facts.no_spread_steps(d), "had no group with any reward spread")
-    strong = tight or idle >= STRONG_SHARE or still >= STRONG_SHARE
+    idle_hit, still_hit = facts.no_update_steps(d), facts.no_spread_steps(d)
+    idle, ev_idle = share_evidence(d, idle_hit, "had no update at all")
+    _, ev_still = share_evidence(d, still_hit, "had no group with any reward spread")
+    # Steps without an update are strong evidence unless zero-variance groups explain them (then that finding
+    # carries the weight): an update that does nothing although groups had spread is a bug to find.
+    explained = idle_hit is not None and still_hit is not None and \
+        (idle_hit[0] & still_hit[0]).sum() >= EXPLAINED * idle_hit[0].sum()
+    strong = tight or (idle >= STRONG_SHARE and not explained)
     e = facts.eval_trend(d)
     rising_eval = e is not None and e[1].direction() == "up"
     if rising_eval:
@@ -145,15 +151,17 @@ def zero_variance_groups(d: RunData):
         return nj
     steps, z = d.dense("groups/zero_std_frac")
     w = window_for(len(z), lo=3, hi=20)
-    med = rolling_median(z, w)
-    eps = episodes(med > ZERO_VAR_WARN, min_len=sustained_len(len(z)))
-    if not eps:
+    # A level, not an episode: the share of the run where the windowed median is above the bar. With one or two
+    # prompts per step the fraction jumps between 0 and 1, so runs of consecutive steps would miss it.
+    high = rolling_median(z, w) > ZERO_VAR_WARN
+    if high.sum() < sustained_len(len(z)):
         return []
-    i0, i1 = eps[0][0], eps[-1][1]
-    v = float(np.median(z[i0:i1 + 1]))
-    ev = [evidence("groups/zero_std_frac", v, ZERO_VAR_WARN, f"median over steps {steps[i0]}-{steps[i1]}",
-                   f"{fmt(100 * v)}% of groups scored all the same (advantage 0, no signal) over "
-                   f"steps {steps[i0]}-{steps[i1]}")]
+    i0, i1 = int(np.argmax(high)), len(high) - 1 - int(np.argmax(high[::-1]))
+    v = float(np.median(z[high]))
+    ev = [evidence("groups/zero_std_frac", v, ZERO_VAR_WARN, f"median over the {int(high.sum())} logged steps "
+                   f"above {ZERO_VAR_WARN}", f"{fmt(100 * v)}% of groups scored all the same (advantage 0, no signal) "
+                   f"on {int(high.sum())} of {len(z)} logged steps (windowed median) between steps {steps[i0]} and "
+                   f"{steps[i1]}")]
     side, split_ev = _split(d, i0, i1, v)
     ev += split_ev
     severity = "critical" if v > ZERO_VAR_CRIT else "warning"
