@@ -84,3 +84,14 @@ def test_string_values_of_older_trl_and_no_code_runs():
     assert parse_dict(b"{'loss': '0.002', 'reward': '0.5', 'completion_length': '229.8'}") == {
         "loss": "0.002", "reward": "0.5", "completion_length": "229.8"}
     assert parse_dict(b"{'loss': __import__('os').getpid()}") is None
+
+
+def test_a_cut_dict_is_named_and_no_step_note_without_dicts(tmp_path):
+    f = tmp_path / "train.log"
+    f.write_text("{'loss': 0.1, 'reward': [1, 2\n{'loss': 0.2, 'reward': '0.3'}\n")
+    run = TrlConsoleRun(f)
+    assert list(run.metrics["reward/mean"]) == [0.3]
+    assert any(p.message.startswith("line 1: a log dict that does not parse") for p in run.problems)
+    g = tmp_path / "other.log"
+    g.write_text("nothing printed by a Trainer\n")
+    assert TrlConsoleRun(g).problems == []

@@ -129,7 +129,7 @@ class TrlConsoleRun(TextRun):
             self._logging_steps = int(m[1]) or None
         pos, data = 0, block if block.endswith(b"\n") else block + b"\n"
         for m in _SEG_RE.finditer(data):
-            seg = data[pos:m.start()]
+            seg, line = data[pos:m.start()], self._line
             if m.group() == b"\n":
                 self._line += 1
             pos = m.end()
@@ -151,8 +151,12 @@ class TrlConsoleRun(TextRun):
                 if self._dirty and self._bar is not None and self._pending is None:
                     self._pending = self._bar[0]
                 self._dirty = False
-            elif _DICT_RE.match(seg) and (items := parse_dict(seg)) is not None:
-                self._dicts.append((self._line, kind(items), items))
+            elif _DICT_RE.match(seg):
+                if (items := parse_dict(seg)) is not None:
+                    self._dicts.append((line, kind(items), items))
+                else:
+                    self._note(Problem(self.path.name, f"line {line}: a log dict that does not parse (cut "
+                                                       "short?); skipped"))
                 self._dirty = True
             else:
                 self._dirty = True
@@ -182,7 +186,7 @@ class TrlConsoleRun(TextRun):
         return out
 
     def _say(self, how: str) -> None:
-        if how == self._how:
+        if how == self._how or not self._dicts:
             return
         self._how = how
         self.problems = [p for p in self.problems if not p.message.startswith("step ")]
