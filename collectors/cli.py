@@ -18,6 +18,7 @@ from collectors.readers.keymap import parse_overrides
 from collectors.readers.synonyms import set_user_map
 from collectors.sources import SOURCES, _load_readers, open_run, split_launch
 from collectors.store.writer import RunWriter
+from collectors.version import version_flag
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -27,6 +28,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--format", "--source", dest="format", default=None,
                     help="reader name (trl, verl, generic, kvtext, trl-console, ...); detected from the files when omitted")
     ap.add_argument("--map", nargs="*", default=[], metavar="THEIRS=OURS", help="rename metrics")
+    ap.add_argument("--version", **version_flag("grpo-import"))
     return ap.parse_args(argv)
 
 

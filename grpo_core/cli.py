@@ -12,7 +12,9 @@ import sys
 import time
 import traceback
 
+from collectors.extras import MissingExtra, require
 from collectors.meta import RunError
+from collectors.version import version_flag
 from grpo_core.config import (
     PRESETS,
     Config,
@@ -73,6 +75,7 @@ def make_parser() -> OneLineParser:
                    help="a named failure scenario (grpo_core/scenarios.py): its preset and overrides, applied "
                         "before --config and --set; see --list-scenarios")
     p.add_argument("--list-scenarios", action="store_true", help="list the scenarios and exit")
+    p.add_argument("--version", **version_flag("grpo-train"))
     g = p.add_argument_group("guard (docs/diagnosis.md, The guard)")
     g.add_argument("--watch", action=argparse.BooleanOptionalAction, default=True,
                    help="diagnose the run as it trains: print each new finding with its checks and record it in "
@@ -128,6 +131,12 @@ def report(result, seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        require("torch", "train", "training")
+    except MissingExtra as e:  # the base install reads and diagnoses runs; --version and --help still answer
+        make_parser().parse_known_args(sys.argv[1:] if argv is None else argv)
+        print(f"grpo-train: {e}", file=sys.stderr)
+        return 2
     from grpo_core.train import train
 
     try:

@@ -156,9 +156,12 @@ def test_light_install_has_no_heavy_package(light):
     assert out.returncode == 0 and out.stdout.strip() == "[]", (out.stdout, out.stderr)
     torch = run([str(light / "python"), "-c", "import torch"], cwd=light, env=bare_env())
     assert torch.returncode != 0 and "No module named 'torch'" in torch.stderr
-    for cli in ("grpo-diagnose", "grpo-dash", "grpo-import"):
+    for cli in sorted(CLIS):
         out = run([str(light / cli), "--version"], env=bare_env())
         assert out.stdout == f"{cli} {metadata.version('grposcope')}\n", (cli, out.stdout, out.stderr)
+    train = run([str(light / "grpo-train"), "--preset", "grpo", "--out", "x"], cwd=light, env=bare_env())
+    hint = "grpo-train: training needs torch, which the base install leaves out: pip install 'grposcope[train]'\n"
+    assert (train.returncode, train.stderr) == (2, hint)
 
 
 @pytest.mark.slow_install
