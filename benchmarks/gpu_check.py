@@ -6,12 +6,14 @@ Prints the same figures as bench_trainer.py for (1) the built-in tiny model and 
 Qwen2-style model with a byte-level BPE tokenizer built here with `tokenizers` (nothing is downloaded),
 both with `model.autocast_bf16=true` on CUDA. It also reports the first-step ratio deviation, which
 under bf16 autocast with recomputed old log-probs must stay near 0 (both passes share the precision).
-Exits 1 with a one-line message when no CUDA device is visible.
+When TRL is importable it then runs benchmarks/bench_vs_trl.py's side-by-side comparison on CUDA (both
+sides under bf16 autocast). Exits 1 with a one-line message when no CUDA device is visible.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 from pathlib import Path
@@ -47,6 +49,8 @@ def build_small_hf(folder: Path) -> str:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--trl-steps", type=int, default=30, help="steps per run of the TRL comparison")
+    p.add_argument("--trl-repeats", type=int, default=3, help="interleaved runs per side and row")
     a = p.parse_args()
     if not torch.cuda.is_available():
         sys.exit("gpu_check: no CUDA device is visible (torch.cuda.is_available() is False); run it on a GPU machine")
@@ -58,6 +62,13 @@ def main() -> None:
         hf = [("model.kind", "hf"), ("model.hf_path", path), ("warm_start.enabled", "false"),
               ("rollout.max_new_tokens", "8")]
         show(measure(common + hf, "small Qwen2-style HF model, cuda bf16"))
+    if importlib.util.find_spec("trl") is None:
+        print("TRL is not installed: the side-by-side comparison is skipped (pip install trl)")
+        return
+    from bench_vs_trl import compare
+
+    print("\nside by side with TRL's GRPOTrainer (benchmarks/bench_vs_trl.py) on CUDA:")
+    compare(a.trl_steps, a.trl_repeats, "cuda")
 
 
 if __name__ == "__main__":
