@@ -550,3 +550,14 @@ def test_steps_without_update_that_zero_variance_explains_leave_the_weight_to_ze
     d = diagnose(write(tmp_path, s, name="explained"))
     assert by_rule(d, "zero_variance_groups").severity == "critical"  # a level although it jumps 0 <-> 1
     assert by_rule(d, "reward_flat").severity == "warning"
+
+
+def test_what_begins_after_an_explosion_is_shown_as_its_consequence(tmp_path):
+    s = healthy_series(100)
+    s["reward/mean"] = 0.4 + np.random.default_rng(11).normal(0, 0.03, 100)
+    s["policy/kl_ref"] = np.r_[0.0, np.full(49, 0.05), np.full(50, 6.0)]
+    s["policy/entropy"] = np.r_[np.full(52, 1.0), np.full(48, 0.01)]  # the policy degenerates after step 50
+    d = diagnose(write(tmp_path, s, name="boom"))
+    assert by_rule(d, "kl_clip_explode").severity == "critical"
+    ent = by_rule(d, "entropy_collapse")
+    assert ent.severity == "warning" and "after the run exploded at step 50" in ent.evidence[-1].text

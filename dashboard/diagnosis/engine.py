@@ -20,6 +20,7 @@ from dashboard.diagnosis import (  # noqa: F401 - importing a rules module regis
     rules_samples,
 )
 from dashboard.diagnosis.config_questions import Answer, answer_questions
+from dashboard.diagnosis.consequences import demote_consequences
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding, NotJudged, sort_findings
 from dashboard.diagnosis.registry import RULES
@@ -88,5 +89,5 @@ def diagnose(run: Any, rules: list[str] | None = None) -> Diagnosis:
         answers = answer_questions(d.config, d.source) if d.config else []
     except Exception:  # noqa: BLE001 - an odd config value must not stop the diagnosis
         answers = []
-    findings = sort_findings(findings)
+    findings = sort_findings(demote_consequences(findings))
     return Diagnosis(findings, not_judged, answers, d.n, int(d.steps[-1]) if d.n else None, verdict(d, findings))
