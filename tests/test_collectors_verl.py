@@ -169,3 +169,14 @@ def test_a_last_line_without_newline_waits_while_fresh_and_is_read_once_settled(
     with f.open("a") as fh:  # and the offset is right: a later line is read once, nothing is reread
         fh.write("\n" + _line(3, **{"critic/score/mean": 0.3}))
     assert run.refresh() == 1 and list(run.metrics["step"]) == [1, 2, 3] and run.problems == []
+
+
+def test_console_found_after_hundreds_of_kb_of_ray_output(tmp_path):
+    f = tmp_path / "main_ppo.log"
+    noise = "".join(f"(WorkerDict pid={i % 7}) INFO loading shard {i}: step: warm-up\n" for i in range(6000))
+    f.write_text(noise + "(TaskRunner pid=3) step:1 - critic/score/mean:0.5 - rollout/too_bad_sample_ratio:0.25"
+                 " - actor/pg_clipfrac_lower:0.001 - critic/kl:0.02 - critic/kl_coeff:0.001\n")
+    assert f.stat().st_size > 300_000 and detect_source(f) == "verl"
+    m = open_run(f).metrics
+    assert m["groups/all_fail_frac"].iloc[0] == 0.25 and m["policy/clipfrac_dual"].iloc[0] == 0.001
+    assert m["policy/kl_ref"].iloc[0] == 0.02 and m["policy/kl_coef"].iloc[0] == 0.001

@@ -56,9 +56,21 @@ SCAN_BYTES = 8 << 20  # a first step line may follow megabytes of Ray start-up o
 _STEP_BYTES_RE = re.compile(rb"(?:^|\s)step:\d+ - [^\s:]+:", re.MULTILINE)
 
 
+_KNOWN_CONSOLES: set[Path] = set()  # recognised once, a log stays a verl log: a live refresh does not rescan
+
+
 def _is_console(path: Path) -> bool:
     """A verl console log: a `step:N - key:value` line within the first SCAN_BYTES (read 1 MiB at a time,
     searched as bytes, so a log whose first step comes after 200 KB of Ray output is found quickly)."""
+    if path in _KNOWN_CONSOLES:
+        return True
+    found = _scan_for_step(path)
+    if found and len(_KNOWN_CONSOLES) < 10_000:
+        _KNOWN_CONSOLES.add(path)
+    return found
+
+
+def _scan_for_step(path: Path) -> bool:
     try:
         with path.open("rb") as f:
             tail = b""
