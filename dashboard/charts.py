@@ -8,6 +8,7 @@ Series are downsampled with `downsample.union_indices`, which keeps every bucket
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +18,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dashboard.downsample import DEFAULT_POINTS, union_indices
+
+
+def plot_text(text: object) -> str:
+    """A run or metric name for Plotly, which renders a subset of HTML in trace names, titles and hover
+    text (`<a href>` becomes a live link, `<b>` bold) and fills `%{...}` in hover templates: escaped, so the
+    name shows literally and links nowhere (a zero-width space keeps `%{` from being a template field)."""
+    return html.escape(str(text), quote=False).replace("%{", "%\u200b{")
 
 SEVERITY_COLORS = {"critical": "rgba(214,39,40,0.16)", "warning": "rgba(255,127,14,0.16)",
                    "info": "rgba(31,119,180,0.10)"}
@@ -151,6 +159,7 @@ def compare_figure(frames: dict[str, pd.DataFrame], panels: tuple[Panel, ...] = 
     """Several runs overlaid on the checklist rows: one colour per run, one dash style per series."""
     fig = _grid(panels)
     for r, (name, frame) in enumerate(frames.items()):
+        name = plot_text(name)
         color = PALETTE[r % len(PALETTE)]
         xs, xdraw, _ = x_values(frame, x)
         for row, panel in enumerate(panels, start=1):
@@ -177,10 +186,10 @@ def evidence_figure(frame: pd.DataFrame, metric: str, threshold: float | None = 
         xs, xdraw, _ = x_values(frame, "step")
         y = frame[metric].to_numpy(dtype=np.float64)
         idx = union_indices(xs, [y], n_out)
-        fig.add_trace(go.Scatter(x=xdraw[idx], y=y[idx], mode="lines", name=metric, line={"width": 1.5},
-                                 hovertemplate="step %{x}<br>" + metric + " %{y:.6g}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=xdraw[idx], y=y[idx], mode="lines", name=plot_text(metric), line={"width": 1.5},
+                                 hovertemplate="step %{x}<br>" + plot_text(metric) + " %{y:.6g}<extra></extra>"))
     else:
-        fig.add_annotation(text=f"{metric} is not logged by this run", showarrow=False,
+        fig.add_annotation(text=f"{plot_text(metric)} is not logged by this run", showarrow=False,
                            xref="paper", yref="paper", x=0.5, y=0.5)
     if threshold is not None and np.isfinite(threshold):
         fig.add_hline(y=threshold, line_dash="dash", line_color="crimson",

@@ -19,6 +19,9 @@ STALE_ENV = "GRPOSCOPE_STALE_AFTER_S"  # seconds of silence before a running run
 BUNDLED_SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
 
 
+MAX_KEY = 1024  # characters in a run key; a longer one is no path any filesystem here takes
+
+
 class PathRefused(ValueError):
     """A run key that names something outside the configured roots, or nothing at all."""
 
@@ -74,6 +77,8 @@ def resolve_run(roots: list[Root], key: str) -> Path:
     where = "runs are opened only inside the roots: " + ", ".join(f"{r.label} ({r.path})" for r in roots)
     if not key or "\x00" in key:
         raise PathRefused(f"empty run name; {where}")
+    if len(key) > MAX_KEY or any(len(p.encode()) > 255 for p in key.split("/")):
+        raise PathRefused(f"a run name of {len(key)} characters refused: longer than a path can be; {where}")
     if "\\" in key or key.startswith("/") or (len(key) > 1 and key[1] == ":"):
         raise PathRefused(f"run {key!r} refused: an absolute path is not allowed; {where}")
     if any(p.partition("#")[0] in ("..", ".", "") for p in key.split("/")):
@@ -82,11 +87,43 @@ def resolve_run(roots: list[Root], key: str) -> Path:
     root = next((r for r in roots if r.label == parts[0]), None)
     if root is None:
         raise PathRefused(f"run {key!r} refused: {parts[0]!r} is not a configured root; {where}")
-    # one launch of a folder holding several: `<folder>#<launch>`, checked as the folder
-    base, launch = split_launch(root.path.joinpath(*parts[1:]))
-    target = Path(base).resolve()
-    if not (target == root.path or target.is_relative_to(root.path)):
-        raise PathRefused(f"run {key!r} refused: it leads outside its root (symlink); {where}")
-    if not target.is_dir():
-        raise PathRefused(f"run {key!r} not found under {root.path}")
+    try:
+        # one launch of a folder holding several: `<folder>#<launch>`, checked as the folder
+        base, launch = split_launch(root.path.joinpath(*parts[1:]))
+        target = Path(base).resolve()
+        if not (target == root.path or target.is_relative_to(root.path)):
+            raise PathRefused(f"run {key!r} refused: it leads outside its root (symlink); {where}")
+        if not target.is_dir():
+            raise PathRefused(f"run {key!r} not found under {root.path}")
+        outside = link_outside(target, roots)
+    except OSError as e:  # a name the filesystem refuses, a folder that cannot be listed
+        raise PathRefused(f"run {key!r} cannot be opened ({e.strerror or e})") from None
+    if outside is not None:
+        raise PathRefused(f"run {key!r} refused: {outside.relative_to(target)} is a link to a file outside the "
+                          f"roots; {where}")
     return target if launch is None else Path(launch_target(target, launch))
+
+
+def link_outside(folder: Path, roots: list[Root], depth: int = 3, limit: int = 20_000) -> Path | None:
+    """The first symlink in `folder` (up to `depth` levels, `limit` entries) that leads outside every root:
+    a run.json, part or log linked to a file elsewhere would show that file's data."""
+    level, seen = [folder], 0
+    for _ in range(depth):
+        below = []
+        for d in level:
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in entries:
+                seen += 1
+                if seen > limit:
+                    return None
+                if e.is_symlink():
+                    real = Path(e.path).resolve()
+                    if not any(real == r.path or real.is_relative_to(r.path) for r in roots):
+                        return Path(e.path)
+                elif e.is_dir(follow_symlinks=False):
+                    below.append(Path(e.path))
+        level = below
+    return None

@@ -72,7 +72,7 @@ def resolve_selected() -> list[tuple[str, Path]]:
         try:
             out.append((key, paths.resolve_run(data.roots(), key)))
         except paths.PathRefused as e:
-            st.error(str(e), icon="🚫")
+            st.error(escape_md(e), icon="🚫")
     return out
 
 
@@ -111,7 +111,7 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         try:  # discovery is cached for a moment; a run deleted since then is reported, not raised
             out.append((k, paths.resolve_run(data.roots(), k)))
         except paths.PathRefused as e:
-            st.error(str(e), icon="🚫")
+            st.error(escape_md(e), icon="🚫")
     return out if len(out) >= min_runs else []
 
 
@@ -120,7 +120,7 @@ def open_snapshot(key: str, path: Path):
     try:
         return data.snapshot(path)
     except RunError as e:
-        st.error(f"Cannot open run {key}: {e}")
+        st.error(escape_md(f"Cannot open run {key}: {e}"))
         return None
 
 
@@ -129,7 +129,7 @@ def diagnosis_or_error(snap):
     try:
         return data.diagnosis(snap)
     except data.DiagnosisFailed as e:
-        st.error(str(e))
+        st.error(escape_md(e))
         return None
 
 

@@ -21,7 +21,7 @@ ui.run_header(key, snap)
 try:
     diagnosis = data.diagnosis(snap)
 except data.DiagnosisFailed as e:
-    st.error(str(e))
+    st.error(escape_md(e))
     st.stop()
 if diagnosis is None:
     st.warning("The diagnosis engine (dashboard.diagnosis) is not available in this installation.")
