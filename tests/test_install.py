@@ -183,6 +183,20 @@ def test_light_install_diagnoses_a_real_trl_run(light, tmp_path):
     assert "(reward_flat," in out.stdout and "(zero_variance_groups," in out.stdout
 
 
+@pytest.mark.slow_install
+def test_light_install_names_the_extra_a_reader_needs(light, tmp_path):
+    out = run([str(light / "grpo-diagnose"), "wandb://someone/project/run1"], cwd=tmp_path, env=bare_env())
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("grpo-diagnose: cannot read wandb://someone/project/run1: reading wandb:// runs needs the "
+                          "wandb package, which the base install leaves out: pip install 'grposcope[wandb]'\n")
+    tb = REAL_TRL.parent / "tb_wordle_sweep"
+    if tb.is_dir():  # a real TensorBoard logdir from the shared corpus
+        out = run([str(light / "grpo-diagnose"), str(tb)], cwd=tmp_path, env=bare_env())
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert out.stderr.strip().endswith("needs the tensorboard package, which the base install leaves out: "
+                                           "pip install 'grposcope[tensorboard]'"), out.stderr
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

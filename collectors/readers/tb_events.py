@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from collectors.extras import require
 from collectors.readers.columnar import WALL, Points
 
 # transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
@@ -18,8 +19,8 @@ CONFIG_TAGS = ("args/text_summary", "args")
 
 def decode(records: list[bytes], points: Points | None = None) -> Points:
     """Serialized `Event`s -> their scalar points (and `wall_time` as one point per event)."""
-    from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto.event_pb2 import Event
+    Event = require("tensorboard.compat.proto.event_pb2", "tensorboard", "reading TensorBoard event files").Event
+    from google.protobuf.message import DecodeError  # protobuf comes with tensorboard (and streamlit)
 
     out = points if points is not None else Points()
     index, wall = out._index, out.code(WALL)
@@ -70,7 +71,7 @@ def _slow(values: Any, texts: list[tuple[str, str]]) -> tuple[list[str], list[fl
 
 def _tensor_scalar(tensor: Any) -> float | None:
     """A one-element numeric tensor (tf2 / new-style summaries) as a float, else None."""
-    from tensorboard.util import tensor_util
+    tensor_util = require("tensorboard.util.tensor_util", "tensorboard", "reading TensorBoard tensors")
 
     try:
         arr = tensor_util.make_ndarray(tensor)

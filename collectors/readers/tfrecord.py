@@ -33,9 +33,10 @@ def _native_crc() -> Callable[[bytes], int] | None:
 
 
 def _python_crc() -> Callable[[bytes], int]:
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import crc32c
+    from collectors.extras import require
 
-    return crc32c
+    return require("tensorboard.compat.tensorflow_stub.pywrap_tensorflow", "tensorboard",
+                   "reading TensorBoard event files").crc32c
 
 
 CRC32C = _native_crc()

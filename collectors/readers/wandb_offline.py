@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from collectors.extras import require
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, fill_known, pivot
 from collectors.readers.keymap import map_row
@@ -231,8 +232,8 @@ class WandbOfflineRun(Run):
         self.refresh()
 
     def _read_new(self) -> list[pd.DataFrame]:
-        from google.protobuf.message import DecodeError
-        from wandb.proto import wandb_internal_pb2 as pb
+        pb = require("wandb.proto.wandb_internal_pb2", "wandb", "reading wandb run folders")
+        from google.protobuf.message import DecodeError  # protobuf comes with wandb (and streamlit)
 
         f = wandb_file(self.path)
         if f is None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from collectors.extras import require
 from collectors.meta import STALE_AFTER_S, RunError, RunMeta, flatten_config
 from collectors.readers.keymap import step_chunks
 from collectors.readers.wandb_offline import SAMPLES_HINT, history_row
@@ -123,7 +124,7 @@ class WandbOnlineRun(Run):
         return self.meta.name or self.run_id
 
     def _open(self):
-        import wandb
+        wandb = require("wandb", "wandb", "reading wandb:// runs")
 
         # wandb prompts for a key when stderr and stdin are a terminal (wandb/errors/term.py); a dashboard
         # must not block on a prompt nobody sees, so stderr is not a terminal while the client starts.
