@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from collectors.extras import require
+
 
 class WandbMirror:
     def __init__(self, log_cfg, run_dir: Path, name: str, config: dict) -> None:
         self.run = None
         if not log_cfg.wandb:
             return
-        import wandb  # imported only when asked: it is slow to import and starts a service process
+        # imported only when asked: it is slow to import and starts a service process
+        wandb = require("wandb", "wandb", "mirroring the run to wandb (log.wandb)")
 
         self.run = wandb.init(project=log_cfg.wandb_project, name=name, config=config, dir=str(run_dir),
                               mode=log_cfg.wandb_mode or None)
