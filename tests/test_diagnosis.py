@@ -561,3 +561,26 @@ def test_what_begins_after_an_explosion_is_shown_as_its_consequence(tmp_path):
     assert by_rule(d, "kl_clip_explode").severity == "critical"
     ent = by_rule(d, "entropy_collapse")
     assert ent.severity == "warning" and "after the run exploded at step 50" in ent.evidence[-1].text
+
+
+def test_trl_reuse_runs_are_checked_on_the_first_step_of_each_generation_batch(tmp_path):
+    trl = {"num_iterations": 2, "steps_per_generation": 4, "gradient_accumulation_steps": 4, "logging_steps": 1}
+    s = {k: v[:40] for k, v in healthy_series(40).items()}
+    for k in ("policy/ratio_first_step", "policy/ratio_first_step_max_dev", "policy/rollout_logprob_abs_diff"):
+        del s[k]
+    # steps 1, 3, 5, ... start a generation batch (2 optimizer steps each): on-policy, so nothing may clip there
+    on_policy = np.arange(40) % 2 == 1  # RunWriter steps 0..39; TRL's first optimizer step is step 1
+    s["policy/clipfrac"] = np.where(on_policy, 0.0, 0.08)
+    run = write(tmp_path, s, config=trl, name="ok")
+    assert not [f for f in diagnose(run).findings if f.rule_id == "first_step_ratio"]
+    s["policy/clipfrac"] = np.where(on_policy, 0.03, 0.08)  # the sampler's log-probs are not the trainer's
+    f = by_rule(diagnose(write(tmp_path, s, config=trl, name="mismatch")), "first_step_ratio")
+    assert f.severity == "critical" and "on 100% of the 20 first optimizer steps" in f.evidence[0].text
+    # logged every 5 steps, TRL averages first and reuse steps together: no judgement
+    d = diagnose(write(tmp_path, s, config=trl | {"logging_steps": 5}, name="sparse"))
+    assert any(n.rule_id == "first_step_ratio" for n in d.not_judged)
+    # TRL + vLLM: the sampler's log-probs far from the trainer's (0.3 nats per token, bf16 gives ~0.01)
+    s["policy/clipfrac"] = np.zeros(40)
+    s["policy/rollout_logprob_abs_diff"] = np.full(40, 0.3)
+    f = by_rule(diagnose(write(tmp_path, s, config={"logging_steps": 1}, name="vllm")), "first_step_ratio")
+    assert f.severity == "warning" and "median 0.3 > 0.1" in f.evidence[0].text

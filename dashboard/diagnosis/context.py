@@ -18,7 +18,8 @@ from dashboard.diagnosis.findings import NotJudged
 # Where an exact 0 on every row is a measurement (no reward, no spread, no update, nothing truncated). Any
 # other column that is exactly 0 on every row was not measured: a custom trainer's placeholder `entropy` or
 # `approx_kl` column, never "entropy collapsed to 0" or "the policy did not move".
-ZERO_IS_MEASURED = ("reward/", "groups/", "completions/truncated_frac", "optim/grad_norm", "loss/", "adv/", "eval/")
+ZERO_IS_MEASURED = ("reward/", "groups/", "completions/truncated_frac", "optim/grad_norm", "loss/", "adv/", "eval/",
+                    "policy/ratio_first_step_max_dev")
 
 
 def _clean_metrics(frame: pd.DataFrame | None) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from typing import Any
 
 from dashboard.diagnosis import (  # noqa: F401 - importing a rules module registers its rules
     rules_config,
+    rules_first_step,
     rules_kl,
     rules_learning,
     rules_length,

@@ -1,8 +1,4 @@
-"""Policy rules: first-step ratio away from 1, KL / clip fraction explode, entropy collapse, low diversity.
-
-Notes, section 7 rows 3-4 and section 8's last sentence: when the old log-probs and the current policy
-should be the same model, the ratio on the first minibatch should be very close to 1.
-"""
+"""Policy rules: entropy collapse, low diversity (notes, section 7 row 4)."""
 
 from __future__ import annotations
 
@@ -16,14 +12,6 @@ from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
 from dashboard.diagnosis.series import WARMUP_STEPS, early_level, episodes, rolling_median, window_for
 
-# First-step ratio. Recomputing old log-probs with the training model in the same precision gives |r-1|
-# ~1e-6 (fp32 round-off); a bf16 rollout pass against fp32 training gives per-token deviations of
-# 1e-2 to 1e-1 (bf16 keeps 8 mantissa bits; measured on CPU: 0.03-0.05). A max deviation of 0.01 sits
-# orders of magnitude above the first and below the second.
-FIRST_STEP_MAX_DEV = 0.01
-FIRST_STEP_MEAN_DEV = 0.01  # |mean ratio - 1| on the first minibatch
-LOGPROB_DIFF = 1e-3  # mean |log p rollout - log p train|: fp32 vs fp32 is ~1e-7
-
 ENTROPY_COLLAPSE_FRAC = 0.5  # entropy at less than half its own early level...
 ENTROPY_FAST_STEPS = 50  # ...reached within this many steps of leaving 90% of it is "fast"
 ENTROPY_SEVERE_FRAC = 0.25
@@ -32,44 +20,6 @@ LOW_TEMPERATURE = 0.5  # notes, section 7 row 1: a low temperature makes groups 
 # the first step on, the policy is nearly deterministic before any RL (an SFT'd policy): low diversity.
 ENTROPY_NEAR_ZERO = 0.1
 IDENTICAL_GROUPS = 0.5  # half the groups with every response the same text: no exploration
-
-
-@rule("first_step_ratio", "first-step ratio away from 1 (old log-prob / precision mismatch)", "first_step_ratio")
-def first_step_ratio(d: RunData):
-    # Judged from the first step on, without a warm-up: a precision mismatch is there from step 0, and the
-    # median over the steps seen so far keeps one odd step from firing it once more steps exist.
-    dev = d.dense("policy/ratio_first_step_max_dev")
-    mean = d.dense("policy/ratio_first_step")
-    if dev is None and mean is None:
-        return NotJudged("first_step_ratio", "neither policy/ratio_first_step nor its max deviation is logged")
-    ev, fire_at = [], []
-    if dev is not None and len(dev[1]):
-        v = float(np.median(dev[1]))
-        if v > FIRST_STEP_MAX_DEV:
-            ev.append(evidence("policy/ratio_first_step_max_dev", v, FIRST_STEP_MAX_DEV, "median over logged steps",
-                               f"max |ratio - 1| before any update: median {fmt(v)} > {FIRST_STEP_MAX_DEV}"))
-            fire_at.append(dev[0][dev[1] > FIRST_STEP_MAX_DEV])
-    if mean is not None and len(mean[1]):
-        v = float(np.median(np.abs(mean[1] - 1.0)))
-        if v > FIRST_STEP_MEAN_DEV:
-            ev.append(evidence("policy/ratio_first_step", 1.0 + v, 1.0 + FIRST_STEP_MEAN_DEV, "median |ratio - 1|",
-                               f"mean first-step ratio off 1 by {fmt(v)} (median) > {FIRST_STEP_MEAN_DEV}"))
-            fire_at.append(mean[0][np.abs(mean[1] - 1.0) > FIRST_STEP_MEAN_DEV])
-    if not ev:
-        return []
-    diff = d.dense("policy/rollout_logprob_abs_diff")
-    if diff is not None and len(diff[1]):
-        v = float(np.median(diff[1]))
-        ev.append(evidence("policy/rollout_logprob_abs_diff", v, LOGPROB_DIFF, "median over logged steps",
-                           f"rollout vs training log-probs of the same tokens differ by {fmt(v)} on average"))
-    clip0 = d.dense("policy/clipfrac")
-    if clip0 is not None and len(clip0[1]):
-        ev.append(evidence("policy/clipfrac", float(np.median(clip0[1])), None, "median",
-                           f"clip fraction median {fmt(float(np.median(clip0[1])))}"))
-    steps = np.concatenate(fire_at)
-    return [finding("first_step_ratio", "critical", "First-step ratio is not 1: old log-probs disagree with the "
-                    "training model", (int(steps.min()), int(steps.max())), ev, C.FIRST_STEP,
-                    metrics=("policy/ratio_first_step", "policy/ratio_first_step_max_dev"))]
 
 
 @rule("entropy_collapse", "entropy collapses fast", "entropy_collapse")
