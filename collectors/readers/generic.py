@@ -11,6 +11,7 @@ bytes only; a block pyarrow refuses (a broken line, a column changing type) is r
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -224,7 +225,7 @@ def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
         v: Any = r
         for part in path:
             v = v.get(part) if isinstance(v, dict) else None
-        out[i] = isinstance(v, float) and v != v
+        out[i] = isinstance(v, float) and math.isnan(v)
     return out
 
 

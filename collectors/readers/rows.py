@@ -12,6 +12,7 @@ vectorised passes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -74,7 +75,7 @@ def _scalar_text(v):
 
 
 def _is_nan_word(v) -> bool:
-    return (isinstance(v, float) and v != v) or (isinstance(v, str) and v.strip().lower() == "nan")
+    return (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and v.strip().lower() == "nan")
 
 
 class TextRun(Run):

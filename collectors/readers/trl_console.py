@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +169,7 @@ class TrlConsoleRun(TextRun):
         writes = self._writes + ([self._pending] if self._pending is not None else [])
         if n and len(writes) >= n and (not finished or len(writes) == n):
             steps = writes[:n]
-            if all(b >= a for a, b in zip(steps, steps[1:])):
+            if all(b >= a for a, b in pairwise(steps)):
                 return "tqdm", steps
         n_train = sum(k == "train" for _, k, _ in self._dicts)
         if self._logging_steps:
