@@ -76,10 +76,13 @@ def gather_objects(obj, world: World) -> list:
 
 
 def sum_all(x: torch.Tensor, world: World) -> torch.Tensor:
-    if world.active:
-        x = x.clone()
-        dist.all_reduce(x)
-    return x
+    """x summed over ranks (a copy), on x's device; NCCL reduces only CUDA tensors, so it goes through one."""
+    if not world.active:
+        return x
+    on = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else x.device
+    y = x.to(on, copy=True)
+    dist.all_reduce(y)
+    return y.to(x.device)
 
 
 def any_rank(flag: bool, world: World) -> bool:
