@@ -7,13 +7,16 @@ import re
 import time
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+_AUTOLINK = re.compile(r"(\w:(?=//)|\bwww(?=\.)|@(?=\w))", re.IGNORECASE)
 
 
 def escape_md(text: object) -> str:
     """Text safe to put in a Streamlit label or Markdown string: every Markdown/HTML character escaped,
     so `![x](http://...)` is shown literally and fetches nothing. Model output never goes through this:
-    it is shown with st.code / st.text / st.dataframe only."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+    it is shown with st.code / st.text / st.dataframe only. A URL would still become a link (GFM autolinks
+    escaped text too): a zero-width space after its scheme or `www` keeps it plain text."""
+    text = _AUTOLINK.sub("\\1\u200b", str(text))
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
 
 
 def ago(unix_s: float | None, now: float | None = None) -> str:

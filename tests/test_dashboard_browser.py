@@ -231,3 +231,70 @@ def test_live_page_shows_new_finding_without_reload(server, root, page):
         assert not loads
     finally:
         writer.close()
+
+
+# -- payloads in every field: nothing rendered, nothing fetched, nothing run ---------------------------------------
+PAYLOADS = ['<img src="http://127.0.0.9/img.png" onerror="alert(1)">', "<script>alert(2)</script>",
+            '<a href="http://127.0.0.9/link">link</a>', "![pic](http://127.0.0.9/md.png)", "[md](http://127.0.0.9/md)",
+            '<b onmouseover="alert(3)">bold</b>', "\x1b[31mred\x1b[0m", "$x^2$ %{y}"]
+PAYLOAD = " ".join(PAYLOADS)
+PAYLOAD_FOLDER = "x<img src=q onerror=alert(4)>"  # a folder name is a run key: no '/' in it
+PAGES = {"": "Runs", "live": "Live", "checklist": "Checklist", "diagnosis": "Diagnosis", "samples": "Samples",
+         "config": "Config", "compare": "Compare"}
+
+
+@pytest.fixture(scope="module")
+def payload_key(root):
+    w = RunWriter(root / PAYLOAD_FOLDER, name=PAYLOAD, handle_signals=False,
+                  config={"algo.group_size": 4, "note": PAYLOAD, PAYLOADS[0]: PAYLOADS[3]})
+    for i in range(12):
+        w.log_step(i, {**step_metrics(i, 0.1 * (i % 3), 0.5, 0.2), PAYLOADS[2]: float(i)})
+    w.log_samples([{"step": 11, "prompt_id": PAYLOADS[4], "group": 0, "sample": s, "reward": float(s % 2),
+                    "passed": bool(s % 2), "advantage": s - 1.5, "num_tokens": 5, "truncated": False,
+                    "prompt": PAYLOAD, "completion": PAYLOAD} for s in range(4)])
+    w.close(status="failed", error=PAYLOAD)
+    time.sleep(2.5)  # the runs table caches discovery for 2 s
+    return f"root/{PAYLOAD_FOLDER}"
+
+
+def _visit(pg, url: str, title: str, server: str) -> tuple[list[str], list[str]]:
+    """Open `url`, wait for the page and its charts; return (dialogs that fired, requests off the server)."""
+    dialogs, off = [], []
+    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pg.on("request", lambda r: off.append(r.url) if not r.url.startswith((server, "data:", "blob:")) else None)
+    pg.goto(url)
+    wait_rendered(pg, title)
+    pg.wait_for_timeout(1500)  # charts, images and fragments load after the script ends
+    pg.mouse.move(300, 300)
+    pg.mouse.move(700, 500)  # hover: an `onmouseover` that were live would fire now
+    return dialogs, off
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_payloads_in_every_field_render_as_text_on_every_page(server, page, payload_key, path):
+    from urllib.parse import quote
+
+    runs = [payload_key, "root/healthy"] if path == "compare" else [payload_key]
+    url = f"{server}/{path}?" + "&".join(f"run={quote(k, safe='')}" for k in runs)
+    dialogs, off = _visit(page, url, PAGES[path], server)
+    screenshot(page, f"payloads_{path or 'runs'}")
+    assert dialogs == [] and off == []
+    live = page.locator("img[src='q'], img[src*='127.0.0.9'], a[href*='127.0.0.9'], script:has-text('alert')")
+    assert live.count() == 0, [live.nth(i).evaluate("e => e.outerHTML")[:300] for i in range(live.count())]
+    body = page.inner_text("body")
+    if path in ("live", "checklist", "diagnosis", "samples", "config"):
+        assert "<b onmouseover" in body and "![pic](http://127.0.0.9/md.png)" in body, body[:2000]
+
+
+@pytest.mark.parametrize("key", ["![x](http://127.0.0.9/refused.png)", "<img src=http://127.0.0.9/r.png>",
+                                 "../../etc/passwd", "%2e%2e%2fetc", "/etc/passwd", "root/" + "y" * 5000])
+def test_refused_run_keys_show_a_message_and_fetch_nothing(server, page, key):
+    from urllib.parse import quote
+
+    dialogs, off = _visit(page, f"{server}/checklist?run={quote(key, safe='')}", "Checklist", server)
+    assert dialogs == [] and off == []
+    alert = page.get_by_test_id("stAlert").first
+    alert.wait_for(timeout=RENDER_TIMEOUT_MS)
+    assert "refused" in alert.inner_text() or "not found" in alert.inner_text() or "longer" in alert.inner_text()
+    assert "Traceback" not in page.inner_text("body")
+    assert page.get_by_test_id("stException").count() == 0
