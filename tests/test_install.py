@@ -189,12 +189,15 @@ def test_light_install_names_the_extra_a_reader_needs(light, tmp_path):
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == ("grpo-diagnose: cannot read wandb://someone/project/run1: reading wandb:// runs needs the "
                           "wandb package, which the base install leaves out: pip install 'grposcope[wandb]'\n")
-    tb = REAL_TRL.parent / "tb_wordle_sweep"
-    if tb.is_dir():  # a real TensorBoard logdir from the shared corpus
-        out = run([str(light / "grpo-diagnose"), str(tb)], cwd=tmp_path, env=bare_env())
-        assert out.returncode == 2 and "Traceback" not in out.stderr
-        assert out.stderr.strip().endswith("needs the tensorboard package, which the base install leaves out: "
-                                           "pip install 'grposcope[tensorboard]'"), out.stderr
+    summary = pytest.importorskip("torch.utils.tensorboard")  # here, not in the light install
+    w = summary.SummaryWriter(log_dir=str(tmp_path / "tb"))
+    for step in range(3):
+        w.add_scalar("train/reward", 0.1 * step, step)
+    w.close()
+    out = run([str(light / "grpo-diagnose"), str(tmp_path / "tb")], cwd=tmp_path, env=bare_env())
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().endswith("reading TensorBoard event files needs the tensorboard package, which the "
+                                       "base install leaves out: pip install 'grposcope[tensorboard]'"), out.stderr
 
 
 def free_port() -> int:
