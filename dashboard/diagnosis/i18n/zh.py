@@ -45,7 +45,11 @@ TITLES: dict[str, tuple[tuple[str, str], ...]] = {
         (r"Zero-variance groups dominate", "全组同分的 group 占多数"),
         (r"Zero-variance groups from solved prompts: the task saturates", "全组同分来自已解出的 prompt：任务饱和了")),
     "small_group": ((r"Group too small \(G = (?P<g>.+)\)", "group 太小（G = {g}）"),),
-    "first_step_ratio": ((r"First-step ratio is not 1.*", "第一步 ratio 不为 1：old log-prob 与训练端不一致"),),
+    "first_step_ratio": (
+        (r"First-step ratio is not 1: the clip fraction is not 0 on on-policy steps",
+         "第一步 ratio 不为 1：on-policy 的 step 上 clip fraction 不为 0"),
+        (r"First-step ratio is not 1.*", "第一步 ratio 不为 1：old log-prob 与训练端不一致"),
+        (r"The rollout engine's log-probs are far from the trainer's", "rollout engine 的 log-prob 与训练端相差很大")),
     "kl_clip_explode": ((r"KL / clip fraction explode", "KL/clip fraction 暴涨"),
                         (r"KL jumps far above its own level", "KL 跳到远高于自身水平的位置"),
                         (r"KL / clip fraction explode while the reward keeps rising", "KL/clip fraction 暴涨，但 reward 仍在上升"),
