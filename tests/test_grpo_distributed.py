@@ -4,6 +4,7 @@ groups, give the one-process update: the same metrics within float tolerance and
 import os
 import random
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,16 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory):
     out = tmp_path_factory.mktemp("ranks")
-    mp.spawn(worker, args=(2, free_port(), str(out)), nprocs=2, join=True)
+    # fork, not spawn: the children start with this process's imports (spawning re-imports torch and the
+    # trainer in each: 125 s of this test instead of 28 s on a loaded machine). A child forked while some
+    # other thread held a lock could hang, so a deadline turns that into a failure, not a stuck suite.
+    ctx = mp.start_processes(worker, args=(2, free_port(), str(out)), nprocs=2, join=False, start_method="fork")
+    deadline = time.monotonic() + 300
+    while not ctx.join(timeout=5):
+        if time.monotonic() > deadline:
+            for p in ctx.processes:
+                p.kill()
+            pytest.fail("the two ranks did not finish within 300 s")
     return out
 
 
