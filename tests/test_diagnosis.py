@@ -584,3 +584,16 @@ def test_trl_reuse_runs_are_checked_on_the_first_step_of_each_generation_batch(t
     s["policy/rollout_logprob_abs_diff"] = np.full(40, 0.3)
     f = by_rule(diagnose(write(tmp_path, s, config={"logging_steps": 1}, name="vllm")), "first_step_ratio")
     assert f.severity == "warning" and "median 0.3 > 0.1" in f.evidence[0].text
+
+
+def test_a_binary_reward_is_recognised_from_its_moments_when_no_pass_rate_is_logged(tmp_path):
+    s = healthy_series(100)
+    del s["reward/pass_rate"]
+    rng = np.random.default_rng(12)
+    p = rng.choice([0.0, 0.0, 0.0, 1 / 16, 2 / 16], 100)  # 16 responses a step, almost never a success
+    s["reward/mean"], s["reward/std"] = p, np.sqrt(p * (1 - p) * 16 / 15)  # torch's sample std
+    f = by_rule(diagnose(write(tmp_path, s, name="binary")), "sparse_reward")
+    assert "near 0" in f.title and "std^2 / p(1-p) = 1.07" in f.evidence[0].text
+    s["reward/std"] = np.sqrt(p * (1 - p)) * rng.uniform(0.5, 1.0, 100)  # a graded reward: no pass rate to judge
+    d = diagnose(write(tmp_path, s, name="graded"))
+    assert any(n.rule_id == "sparse_reward" and "not recognisably 0/1" in n.reason for n in d.not_judged)

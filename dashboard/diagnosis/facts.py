@@ -117,3 +117,33 @@ def same_score_side(d: RunData, mask: np.ndarray) -> str | None:
     # A shared reward of 0 at the top of a range of penalties (wordle: -0.3 .. 0) earned nothing: all-pass
     # only when the shared reward is positive, all-fail at the bottom of the range.
     return "all-pass" if pos >= 0.9 and level > 0 else "all-fail" if pos <= 0.1 else None
+
+
+BINARY_MIN_STEPS = 5  # steps with 0 < mean < 1 needed to recognise a binary reward from its moments
+BINARY_TOL = 0.02  # relative spread of std^2 / (p (1 - p)) across those steps
+
+
+def pass_rate(d: RunData) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """(steps, pass rate, where from): `reward/pass_rate`, else the mean of a reward recognised as binary.
+
+    A 0/1 reward has std^2 = p (1 - p) x n / (n - 1) at every step (n responses; sample std) or exactly
+    p (1 - p) (population std): the ratio is one constant across steps. Any other reward (graded, shaped,
+    several functions summed) breaks that on most steps. None when neither holds.
+    """
+    logged = d.dense("reward/pass_rate")
+    if logged is not None:
+        return logged[0], logged[1], "reward/pass_rate"
+    r, s = d.col(REWARD), d.col("reward/std")
+    if r is None or s is None:
+        return None
+    ok = np.isfinite(r) & np.isfinite(s)
+    if not ok.any() or r[ok].min() < 0 or r[ok].max() > 1:
+        return None
+    mid = ok & (r > 0) & (r < 1)
+    if mid.sum() < BINARY_MIN_STEPS:
+        return None
+    ratio = s[mid] ** 2 / (r[mid] * (1 - r[mid]))
+    c = float(np.median(ratio))
+    if not (1.0 - BINARY_TOL <= c <= 2.0) or float(np.median(np.abs(ratio - c))) > BINARY_TOL * c:
+        return None
+    return d.steps[ok], r[ok], f"reward/mean of a 0/1 reward (std^2 / p(1-p) = {c:.3g} on {int(mid.sum())} steps)"

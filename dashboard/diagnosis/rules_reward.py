@@ -120,9 +120,11 @@ def reward_constant(d: RunData):
 
 @rule("sparse_reward", "binary reward too sparse (pass rate near 0 or 1)", "sparse_binary")
 def sparse_reward(d: RunData):
-    if (nj := d.need("sparse_reward", "reward/pass_rate", min_points=5)):
-        return nj
-    steps, p = d.dense("reward/pass_rate")
+    got = facts.pass_rate(d)
+    if got is None or len(got[1]) < 5:
+        return NotJudged("sparse_reward", "no pass rate: reward/pass_rate is not logged and the reward is not "
+                         "recognisably 0/1")
+    steps, p, how = got
     w = window_for(len(p), lo=3, hi=20)
     med = rolling_median(p, w)
     out = []
@@ -134,12 +136,13 @@ def sparse_reward(d: RunData):
         i0, i1 = eps[0][0], eps[-1][1]
         v = float(np.median(p[i0:i1 + 1]))
         what = "too hard, or the verifier rejects right answers" if side == "near 0" else "too easy"
-        ev = [evidence("reward/pass_rate", v, bound, f"median over steps {steps[i0]}-{steps[i1]}",
+        metric = "reward/pass_rate" if how == "reward/pass_rate" else "reward/mean"
+        ev = [evidence(metric, v, bound, f"median over steps {steps[i0]}-{steps[i1]}",
                        f"pass rate {fmt(v)} {'<=' if side == 'near 0' else '>='} {bound} for "
-                       f"{i1 - i0 + 1} logged steps: few groups mix successes and failures")]
+                       f"{i1 - i0 + 1} logged steps: few groups mix successes and failures (from {how})")]
         checks = (check, C.ZERO_VARIANCE, C.VERIFIER) if side == "near 0" else (check, C.ZERO_VARIANCE)
         out.append(finding("sparse_reward", "warning", f"Pass rate {side}: the task looks {what}",
-                           (int(steps[i0]), int(steps[i1])), ev, checks, metrics=("reward/pass_rate",)))
+                           (int(steps[i0]), int(steps[i1])), ev, checks, metrics=(metric,)))
     return out
 
 
