@@ -3,7 +3,6 @@ disk, a run deleted or replaced under the dashboard, special files under a root.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors import RunError, RunWriter, load_run
+from collectors import RunWriter, load_run
 from collectors.meta import STALE_AFTER_S
 from collectors.store.load import native_info
 
@@ -148,3 +147,59 @@ def test_a_full_disk_gives_one_line_keeps_earlier_parts_and_marks_the_run(tmp_pa
     assert steps == list(range(len(steps))) and len(steps) >= flushed[-1] + 1
     assert run.problems == []
     assert run.meta.status == "failed" and "No space left on device" in run.meta.error
+
+
+# -- a run deleted or replaced under a reader and under the dashboard ------------------------------------------
+def _write(folder: Path, steps: int, name: str) -> None:
+    with RunWriter(folder, name=name, handle_signals=False) as w:
+        for i in range(steps):
+            w.log_step(i, {"reward/mean": float(i)})
+        w.log_samples([{"step": steps - 1, "group": 0, "sample": 0, "reward": 1.0, "completion": name}])
+
+
+def test_a_run_replaced_in_its_folder_is_read_again_not_mixed(tmp_path):
+    import shutil
+
+    folder = tmp_path / "r"
+    _write(folder, 40, "first")
+    run = load_run(folder)
+    assert len(run.metrics) == 40
+    shutil.rmtree(folder)
+    run.refresh()  # deleted: what was read stays, nothing raises
+    assert len(run.metrics) == 40
+    _write(folder, 5, "second")
+    run.refresh()
+    assert run.metrics["step"].tolist() == list(range(5)) and run.meta.name == "second"
+    assert run.samples()["completion"].tolist() == ["second"]
+    assert any("another run" in p.message for p in run.problems)
+
+
+def test_the_dashboard_shows_a_message_when_the_run_on_screen_is_deleted_or_replaced(tmp_path, monkeypatch):
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import data
+    from dashboard.paths import ROOTS_ENV
+
+    root = tmp_path / "root"
+    _write(root / "a", 30, "a")
+    _write(root / "b", 30, "b")
+    monkeypatch.setenv(ROOTS_ENV, str(root))
+    for page in ("live", "checklist", "samples", "diagnosis", "config"):
+        data.clear_caches()
+        at = AppTest.from_file(str(REPO / "dashboard" / "app.py"), default_timeout=60)
+        at.query_params["run"] = ["root/a"]
+        at.switch_page(f"views/{page}.py")
+        at.run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        shutil.rmtree(root / "a")
+        at.run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        assert any("not found" in e.value for e in at.error), (page, [e.value for e in at.error])
+        _write(root / "a", 5, "a again")
+        at.run()
+        assert not at.exception and not at.error, (page, [e.value for e in at.error])
+        shutil.rmtree(root / "a")
+        _write(root / "a", 30, "a")
+    data.clear_caches()

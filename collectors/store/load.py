@@ -97,6 +97,7 @@ class NativeRun(Run):
             raise RunError(f"{path}: not a run folder (no run.json and no metrics/)")
         super().__init__(path, RunMeta(name=path.name, status="unknown"), stale_after_s)
         self._meta_mtime: float | None = None
+        self._known_id: str | None = None  # run_id of the run.json read last
         self._seen: dict[str, set[int]] = {"metrics": set(), "samples": set()}
         self._bad: dict[Path, float] = {}  # corrupt file -> mtime when found bad
         self._strangers: set[Path] = set()
@@ -116,10 +117,24 @@ class NativeRun(Run):
             return
         self._meta_mtime = mtime
         try:
-            self.meta = read_meta(self.path)
-            self._replace_problem(RUN_JSON, None)
+            meta = read_meta(self.path)
         except RunError as e:
             self._replace_problem(RUN_JSON, str(e).removeprefix(f"{path}: ") + "; metadata ignored")
+            return
+        if self._known_id is not None and meta.run_id != self._known_id:
+            self._forget_parts()  # another run now lives in this folder (deleted and written again)
+        self._known_id = meta.run_id
+        self.meta = meta
+        self._replace_problem(RUN_JSON, None)
+
+    def _forget_parts(self) -> None:
+        """Drop everything read so far; the next read takes the folder's parts from the start."""
+        self._table.reset()
+        self._seen = {"metrics": set(), "samples": set()}
+        self._bad.clear()
+        self._sample_steps.clear()
+        self._strangers.clear()
+        self.problems = [Problem(self.path.name, "the folder now holds another run (a new run_id); read again")]
 
     def _replace_problem(self, file: str, message: str | None) -> None:
         self.problems = [p for p in self.problems if p.file != file]
