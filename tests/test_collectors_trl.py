@@ -119,6 +119,10 @@ def test_trl_over_tensorboard_gives_the_same_metrics_and_config(trl_run):
     assert detect_source(tb_dir) == "tensorboard"
     tb, state = open_run(tb_dir), open_run(trl_run / "trl_out")
     assert tb.problems == [] and list(tb.metrics["step"]) == list(state.metrics["step"])
+    # one name per metric whatever the route (trainer_state.json has no wall time; the trainer's closing
+    # summary, train_runtime and the like, is no step's metric on either route)
+    assert set(tb.metrics.columns) - {"wall_time"} == set(state.metrics.columns)
+    assert {"perf/step_s", "train/num_tokens", "train/epoch"} <= set(state.metrics.columns)
     for col in ("reward/mean", "reward/std", "groups/zero_std_frac", "policy/kl_ref", "policy/entropy",
                 "completions/len_mean", "optim/lr", "eval/reward_mean"):
         # TensorBoard stores float32: equal to TRL's float64 log to ~7 digits
@@ -136,6 +140,7 @@ def test_trl_over_tensorboard_gives_the_same_metrics_and_config(trl_run):
 def test_callback_writes_the_same_metrics_and_config(trl_run):
     live, offline = open_run(trl_run / "grpo_run"), open_run(trl_run / "trl_out")
     assert live.meta.source == "trl" and live.status == "finished"
+    assert set(live.metrics.columns) - {"wall_time"} == set(offline.metrics.columns)
     assert live.meta.config["num_generations"] == 4 and live.meta.config["beta"] == 0.04
     for col in ("reward/mean", "policy/entropy", "eval/reward_mean", "groups/zero_std_frac"):
         np.testing.assert_allclose(live.metrics[col].to_numpy(), offline.metrics[col].to_numpy(), equal_nan=True)
@@ -160,23 +165,33 @@ def test_bad_state_file_and_empty_folder(tmp_path):
     assert "no trainer_state.json" in str(TrlRun(empty).problems[0])
 
 
-def test_restart_into_the_same_folder_is_named(tmp_path):
-    import os
+def test_a_restart_from_scratch_into_the_same_folder_is_a_launch_of_its_own(tmp_path):
+    from collectors import RunError
+    from collectors.sources import open_runs
 
-    for step, mtime in ((8, 1000), (4, 2000)):  # checkpoint-4 written later: a fresh run over an old one
+    def state(step, first_loss, start=1):  # a launch's state holds its whole history up to the checkpoint
         ck = tmp_path / f"checkpoint-{step}"
         ck.mkdir()
-        (ck / "trainer_state.json").write_text(json.dumps({"log_history": [{"step": s, "reward": 0.1 * s}
-                                                                           for s in range(1, step + 1)]}))
-        os.utime(ck / "trainer_state.json", (mtime, mtime))
+        (ck / "trainer_state.json").write_text(json.dumps({"log_history": [
+            {"step": s, "loss": first_loss + s, "reward": 0.1 * s} for s in range(start, step + 1)]}))
+
+    state(4, 0.5)
+    state(8, 0.5)  # the same launch, later checkpoint: its history begins as checkpoint-4's does
+    state(6, 0.7)  # a launch from scratch into the same output_dir: a history of its own
+    with pytest.raises(RunError, match="holds 2 separate launches"):
+        TrlRun(tmp_path)
+    first, second = open_runs(tmp_path)
+    assert list(first.metrics["step"]) == list(range(1, 9)) and list(second.metrics["step"]) == list(range(1, 7))
+    assert second.metrics["loss/total"].iloc[0] == pytest.approx(1.7)
+    assert "one of 2 separate launches" in first.meta.notes[0] and "checkpoint-4, checkpoint-8" in first.meta.notes[0]
+    # file times play no part (a copied folder has them all alike): one launch, however they are set
+    import os
+    import shutil
+
+    shutil.rmtree(tmp_path / "checkpoint-6")
+    os.utime(tmp_path / "checkpoint-4" / "trainer_state.json", (10**9, 10**9))
     run = TrlRun(tmp_path)
-    assert list(run.metrics["step"]) == list(range(1, 9))
-    assert any(p.file == "checkpoint-4/trainer_state.json" and "restarted from scratch" in p.message
-               for p in run.problems), run.problems
-    # a normal end: save_state writes the folder's own state last, after the highest checkpoint
-    os.utime(tmp_path / "checkpoint-4" / "trainer_state.json", (500, 500))
-    (tmp_path / "trainer_state.json").write_text((tmp_path / "checkpoint-8" / "trainer_state.json").read_text())
-    assert not [p for p in TrlRun(tmp_path).problems if "restarted" in p.message]
+    assert list(run.metrics["step"]) == list(range(1, 9)) and not [p for p in run.problems if "launch" in str(p)]
 
 
 def test_training_args_are_read_without_running_the_pickle(tmp_path):

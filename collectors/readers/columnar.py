@@ -21,18 +21,24 @@ WALL = "wall_time"
 
 @dataclass
 class Points:
-    """Scalar points in arrival order: `codes[i]` indexes `tags`; `steps`/`values` per point."""
+    """Scalar points in arrival order: `codes[i]` indexes `tags`; `steps`/`values` per point, `orders` the
+    number of the record (event) that wrote it, which decides the last write. Points come one record at a
+    time (`add`, Python lists) or as numpy blocks of many records (`add_block`)."""
 
     tags: list[str] = field(default_factory=list)
     codes: list[int] = field(default_factory=list)
     steps: list[int] = field(default_factory=list)
     values: list[float] = field(default_factory=list)
+    orders: list[int] = field(default_factory=list)
+    blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
     texts: list[tuple[str, str]] = field(default_factory=list)  # (tag, text) of config text summaries
-    nulls: list[int] = field(default_factory=list)  # positions whose value was logged as null, not NaN
+    nulls: list[int] = field(default_factory=list)  # list positions whose value was logged as null, not NaN
     undecodable: int = 0
+    events: int = 0  # records numbered so far
 
-    def add(self, step: int, tags: list[str], values: list) -> None:
-        """One record's values at `step`; a None value is a null (not measured), kept apart from a NaN."""
+    def add(self, step: int, tags: list[str], values: list, order: int | None = None) -> None:
+        """One record's values at `step` (`order`: its record number, when already numbered); a None value
+        is a null (not measured), kept apart from a NaN."""
         index = self._index
         try:
             codes = [index[t] for t in tags]
@@ -44,6 +50,35 @@ class Points:
         self.codes += codes
         self.values += values
         self.steps += [step] * len(codes)
+        self.orders += [self.next_event() if order is None else order] * len(codes)
+
+    def add_block(self, steps: np.ndarray, orders: np.ndarray, tags: list[str], values: np.ndarray) -> None:
+        """Records that hold the same tags: `values[i, j]` is tag j of the record numbered `orders[i]`."""
+        n, k = values.shape
+        codes = np.array([self.code(t) for t in tags], dtype=np.int64)
+        self.blocks.append((np.repeat(steps, k), np.tile(codes, n), values.reshape(-1).astype(np.float64),
+                            np.repeat(orders, k)))
+
+    def next_event(self) -> int:
+        self.events += 1
+        return self.events - 1
+
+    def mark(self) -> tuple[int, int]:
+        return len(self.steps), len(self.blocks)
+
+    def step_extent(self, since: tuple[int, int] = (0, 0)) -> tuple[int, int] | None:
+        """(lowest, highest) step of the points added after `since` (a `mark()`), or None."""
+        parts = [np.asarray(self.steps[since[0]:], dtype=np.int64)] + [b[0] for b in self.blocks[since[1]:]]
+        parts = [x for x in parts if len(x)]
+        if not parts:
+            return None
+        return min(int(x.min()) for x in parts), max(int(x.max()) for x in parts)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(steps, codes, values, orders) of every point; the list points first, so `nulls` index them."""
+        parts = [(np.asarray(self.steps, dtype=np.int64), np.asarray(self.codes, dtype=np.int64),
+                  np.asarray(self.values, dtype=np.float64), np.asarray(self.orders, dtype=np.int64)), *self.blocks]
+        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
 
     def code(self, tag: str) -> int:
         index = self._index
@@ -73,32 +108,29 @@ def pivot(points: Points, column: Callable[[str], str | None] = column_of) -> pd
 
     Hand-worked: points (1, a, 0.5), (2, a, 0.7), (1, a, 0.6) -> step 1: a = 0.6 (the last write), step 2: 0.7.
     """
-    if not points.steps:
+    steps, codes, values, orders = points.arrays()
+    if not len(steps):
         return pd.DataFrame()
-    steps = np.asarray(points.steps, dtype=np.int64)
-    codes = np.asarray(points.codes, dtype=np.int64)
-    values = np.asarray(points.values, dtype=np.float64)
     names = [column(t) for t in points.tags]
     columns = list(dict.fromkeys(n for n in names if n is not None))
     col_of_code = np.array([columns.index(n) if n is not None else -1 for n in names], dtype=np.int64)
     cols = col_of_code[codes]
+    logged_nan = np.isnan(values)
+    if points.nulls:
+        logged_nan[points.nulls] = False
     known = cols >= 0
-    steps, cols, values = steps[known], cols[known], values[known]
+    steps, cols, values, orders, logged_nan = (x[known] for x in (steps, cols, values, orders, logged_nan))
     if not len(steps):
         return pd.DataFrame()
     uniq, row = np.unique(steps, return_inverse=True)
     key = row * len(columns) + cols
-    _, first_from_end = np.unique(key[::-1], return_index=True)  # the last write of each (step, column)
-    keep = len(key) - 1 - first_from_end
+    by_key = np.lexsort((orders, key))  # each (step, column) together, its writes in record order
+    sorted_key = key[by_key]
+    keep = by_key[np.append(sorted_key[1:] != sorted_key[:-1], True)]  # the last write of each
     table = np.full((len(uniq), len(columns)), np.nan)
     table[row[keep], cols[keep]] = values[keep]
     frame = pd.DataFrame(table, columns=columns)
     frame.insert(0, "step", uniq)
-    logged_nan = np.isnan(values)
-    if points.nulls:
-        null = np.zeros(len(points.values), dtype=bool)
-        null[points.nulls] = True
-        logged_nan &= ~null[known]
     nan = keep[logged_nan[keep]]
     nan_at: dict[str, list[int]] = {}
     for c, s in zip(cols[nan].tolist(), steps[nan].tolist(), strict=True):

@@ -1,59 +1,163 @@
-"""TensorBoard event records -> scalar points -> a metrics chunk, with the Python work per record, not per value.
+"""TensorBoard event records -> scalar points, with the Python work per record and per layout, not per value.
 
-`decode` parses each record with TensorBoard's `Event` protobuf (upb, C) and takes a whole event's tags and
-`simple_value`s in two list comprehensions; only an event holding a 0.0 (which is also what a value of
-another kind reads as) is looked at value by value, for one-element tensors (new-style summaries) and the
-`args` text. `columnar.pivot` turns the points into one row per step.
+An event of a summary is its wall time, its step and the serialized summary, in that order; those three are
+split off the record's bytes. Writers log the same tags event after event, so most summaries are byte for
+byte alike except for the 4 bytes of each float: they are grouped by size, the first of a group is the
+template (parsed with TensorBoard's `Summary` protobuf; its tags and the offsets of its floats are checked
+against that parse), and every summary whose other bytes equal the template's is decoded at once with
+numpy. Anything else (tensors of new-style summaries, the `args` text, another layout, any other event) is
+read by the protobuf, value by value.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
-from collectors.extras import require
+import numpy as np
+
 from collectors.readers.columnar import WALL, Points
 
 # transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
 CONFIG_TAGS = ("args/text_summary", "args")
+_MAX_TEMPLATES = 16  # layouts tried per summary size before the rest is read value by value
+_FLOAT_BYTES = np.arange(4)
+_DOUBLE = struct.Struct("<d")
 
 
 def decode(records: list[bytes], points: Points | None = None) -> Points:
-    """Serialized `Event`s -> their scalar points (and `wall_time` as one point per event)."""
-    Event = require("tensorboard.compat.proto.event_pb2", "tensorboard", "reading TensorBoard event files").Event
-    from google.protobuf.message import DecodeError  # protobuf comes with tensorboard (and streamlit)
+    """Serialized `Event`s -> their scalar points (and `wall_time` as one point per event with a scalar)."""
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto.event_pb2 import Event
 
     out = points if points is not None else Points()
-    index, wall = out._index, out.code(WALL)
+    by_size: dict[int, list[tuple[int, int, float, bytes]]] = {}
     for raw in records:
-        try:
+        if (split := _split_event(raw)) is not None:
+            step, wall, payload = split
+            by_size.setdefault(len(payload), []).append((out.next_event(), step, wall, payload))
+            continue
+        try:  # any other event (file version, graph, a field we do not expect): the protobuf reads it
             event = Event.FromString(raw)
         except DecodeError:
             out.undecodable += 1
             continue
-        values = event.summary.value
-        if not values:
-            continue
-        step = event.step
-        numbers = [v.simple_value for v in values]
-        if 0.0 in numbers:  # a logged zero, or a value of another kind: look at each
-            tags, numbers = _slow(values, out.texts)
-        else:
-            tags = [v.tag for v in values]
-        if not tags:
-            continue  # only text or other kinds: no scalar, and no wall time without one
-        try:
-            codes = [index[t] for t in tags]
-        except KeyError:
-            codes = [out.code(t) for t in tags]
-        codes.append(wall)
-        numbers.append(event.wall_time)
-        out.codes += codes
-        out.values += numbers
-        out.steps += [step] * len(codes)
+        if event.HasField("summary"):
+            _add_event(out, event, out.next_event())
+    for rows in by_size.values():
+        _decode_same_size(rows, out)
     return out
 
 
-def _slow(values: Any, texts: list[tuple[str, str]]) -> tuple[list[str], list[float]]:
+def _split_event(raw: bytes) -> tuple[int, float, bytes] | None:
+    """(step, wall_time, serialized summary) of an Event made of exactly those fields (wall_time 1, step 2,
+    summary 5, in field order, as every writer serializes them), else None. proto3 leaves out a zero step."""
+    pos, wall, step = 0, 0.0, 0
+    if raw[:1] == b"\x09":
+        (wall,) = _DOUBLE.unpack_from(raw, 1)
+        pos = 9
+    if raw[pos:pos + 1] == b"\x10":
+        step, pos = _varint(raw, pos + 1)
+        if step >= 1 << 63:
+            step -= 1 << 64  # int64 two's complement
+    if raw[pos:pos + 1] != b"\x2a":
+        return None
+    length, pos = _varint(raw, pos + 1)
+    if pos + length != len(raw) or not length:
+        return None
+    return step, wall, raw[pos:]
+
+
+def _decode_same_size(rows: list[tuple[int, int, float, bytes]], out: Points) -> None:
+    """Summaries of one size: each template's matching rows at once with numpy, the rest value by value."""
+    from tensorboard.compat.proto.summary_pb2 import Summary
+
+    size = len(rows[0][3])
+    for _ in range(_MAX_TEMPLATES):
+        if not rows:
+            return
+        order, step, wall, payload = rows[0]
+        summary = Summary.FromString(payload)
+        layout = _layout(payload, summary)
+        if layout is None:
+            _add_values(out, summary.value, step, wall, order)
+            rows = rows[1:]
+            continue
+        tags, offsets = layout
+        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.uint8).reshape(len(rows), size)
+        float_cols = (offsets[:, None] + _FLOAT_BYTES).reshape(-1)
+        fixed = np.ones(size, dtype=bool)
+        fixed[float_cols] = False
+        match = (matrix[:, fixed] == matrix[0, fixed]).all(axis=1)
+        hit = np.flatnonzero(match)
+        floats = np.ascontiguousarray(matrix[hit][:, float_cols]).view("<f4").reshape(len(hit), len(tags))
+        picked = [rows[i] for i in hit]
+        steps = np.array([r[1] for r in picked], dtype=np.int64)
+        orders = np.array([r[0] for r in picked], dtype=np.int64)
+        out.add_block(steps, orders, tags, floats)
+        out.add_block(steps, orders, [WALL], np.array([[r[2]] for r in picked], dtype=np.float64))
+        rows = [rows[i] for i in np.flatnonzero(~match)]
+    for order, step, wall, payload in rows:
+        _add_values(out, Summary.FromString(payload).value, step, wall, order)
+
+
+def _layout(payload: bytes, summary: Any) -> tuple[list[str], np.ndarray] | None:
+    """The tags of a serialized Summary and the byte offsets of their float32 `simple_value`s, when every
+    value is one; None otherwise. Confirmed against the protobuf's parse of the same bytes."""
+    tags: list[str] = []
+    offsets: list[int] = []
+    pos = 0
+    while pos < len(payload):
+        if payload[pos] != 0x0A:  # Summary.value: field 1, length-delimited
+            return None
+        length, pos = _varint(payload, pos + 1)
+        end, float_at = pos + length, None
+        while pos < end:
+            key, pos = _varint(payload, pos)
+            field, wire = key >> 3, key & 7
+            if wire == 2:
+                length, pos = _varint(payload, pos)
+                pos += length
+            elif wire == 5:
+                float_at = pos if field == 2 else float_at
+                pos += 4
+            elif wire == 0:
+                _, pos = _varint(payload, pos)
+            elif wire == 1:
+                pos += 8
+            else:
+                return None
+        if float_at is None or pos != end:
+            return None
+        offsets.append(float_at)
+        pos = end
+    values = summary.value
+    if len(values) != len(offsets) or any(v.WhichOneof("value") != "simple_value" for v in values):
+        return None
+    tags = [v.tag for v in values]
+    found = np.frombuffer(b"".join(payload[o:o + 4] for o in offsets), dtype="<f4")
+    if not np.array_equal(found, np.array([v.simple_value for v in values], dtype="<f4"), equal_nan=True):
+        return None
+    return tags, np.array(offsets, dtype=np.int64)
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[pos]
+        result |= (byte & 0x7F) << shift
+        pos += 1
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+
+
+def _add_event(out: Points, event: Any, order: int) -> None:
+    _add_values(out, event.summary.value, event.step, event.wall_time, order)
+
+
+def _add_values(out: Points, values: Any, step: int, wall: float, order: int) -> None:
+    """One summary read value by value: simple values, one-element tensors, and the config text."""
     tags, numbers = [], []
     for v in values:
         kind = v.WhichOneof("value")
@@ -62,16 +166,17 @@ def _slow(values: Any, texts: list[tuple[str, str]]) -> tuple[list[str], list[fl
             numbers.append(v.simple_value)
         elif kind == "tensor":
             if v.tag in CONFIG_TAGS and len(v.tensor.string_val) == 1:
-                texts.append((v.tag, v.tensor.string_val[0].decode("utf-8", "replace")))
+                out.texts.append((v.tag, v.tensor.string_val[0].decode("utf-8", "replace")))
             elif (number := _tensor_scalar(v.tensor)) is not None:
                 tags.append(v.tag)
                 numbers.append(number)
-    return tags, numbers
+    if tags:  # no wall time without a scalar
+        out.add(step, [*tags, WALL], [*numbers, wall], order)
 
 
 def _tensor_scalar(tensor: Any) -> float | None:
     """A one-element numeric tensor (tf2 / new-style summaries) as a float, else None."""
-    tensor_util = require("tensorboard.util.tensor_util", "tensorboard", "reading TensorBoard tensors")
+    from tensorboard.util import tensor_util
 
     try:
         arr = tensor_util.make_ndarray(tensor)

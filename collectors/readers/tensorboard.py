@@ -81,7 +81,8 @@ class _Peek:
             records = self.reader.read(limit=_PEEK_RECORDS)
             if not records:
                 break
-            self.first_step = min(decode(records).steps, default=None)
+            extent = decode(records).step_extent()
+            self.first_step = extent[0] if extent else None
         return self.first_step
 
 
@@ -184,16 +185,15 @@ class TensorBoardRun(Run):
             self._note(Problem(f.name, "empty event file"))
             return
         reader = self._readers.setdefault(f, RecordReader(f))
-        before = len(points.steps)
+        before = points.mark()
         decode(reader.read(), points)
         if reader.error:
             self._note(Problem(f.name, reader.error))
         if points.undecodable:
             self._note(Problem(f.name, "a record that is not an Event; skipped"))
-        new = points.steps[before:]
-        if new:
-            lo, hi = self._spans.get(f, (new[0], new[0]))
-            self._spans[f] = (min(lo, *new), max(hi, *new))
+        if new := points.step_extent(before):
+            lo, hi = self._spans.get(f, new)
+            self._spans[f] = (min(lo, new[0]), max(hi, new[1]))
 
     def _note_grouping(self, files: list[Path]) -> None:
         """Notes on the resumed files of this launch, on files without steps written after it (before the

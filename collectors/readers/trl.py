@@ -31,9 +31,10 @@ import pandas as pd
 from collectors.meta import RunError, RunMeta
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS, TRL, canonical_name, map_row, step_chunks
 from collectors.readers.trl_args import ARGS_FILE, read_training_args
+from collectors.readers.trl_launches import group_states, launch_key
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
-from collectors.sources import register_source
+from collectors.sources import launch_target, register_source, split_launch
 
 STATE = "trainer_state.json"
 _CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
@@ -77,14 +78,6 @@ def detect(target: str) -> bool:
     return p.is_dir() and bool(state_files(p))
 
 
-def newest_state(folder: Path) -> Path | None:
-    files = state_files(folder)
-    if not files:
-        return None
-    # the folder's own state is written by save_state at the end; a later checkpoint may still be newer
-    return max(files, key=lambda p: (_state_step(p), _mtime(p)))
-
-
 def _mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -100,11 +93,16 @@ def _state_step(path: Path) -> int:
 class TrlRun(Run):
     nan_known = True  # trainer_state.json writes a NaN as NaN; a key not logged that step is absent
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, launch: str | None = None) -> None:
+        """`launch`: one launch of an output folder that several wrote into (`trl_launches`)."""
         path = Path(path)
         folder = path.parent if path.is_file() else path
-        super().__init__(path, RunMeta(run_id=folder.name, name=folder.name, source="trl"))
+        name = folder.name if launch is None else f"{folder.name}#{launch}"
+        super().__init__(path, RunMeta(run_id=name, name=name, source="trl"))
         self.folder = folder
+        self.launch = launch
+        self._keys: dict[tuple, str | None] = {}  # (state file, mtime, size) -> launch id
+        self._several = False
         self._state_sig: tuple | None = None
         self._completions_read: set[Path] = set()
         self._eval_steps: set[int] = set()
@@ -114,24 +112,53 @@ class TrlRun(Run):
         self.refresh()
 
     def _read_new(self) -> list[pd.DataFrame]:
-        state = newest_state(self.path)
-        if state is None:
+        files = state_files(self.path)
+        if not files:
             self._note(Problem(self.path.name, f"no {STATE} here or in checkpoint-*/"))
             return []
-        # among checkpoints only: the folder's own state (save_state at the end) is legitimately the newest file
-        ckpts = [p for p in state_files(self.path) if _state_step(p) >= 0]
-        latest = max(ckpts, key=_mtime) if ckpts else state
-        if _state_step(latest) < _state_step(state):
-            # a run restarted without resume_from_checkpoint writes low checkpoints again beside the old ones
-            self._note(Problem(str(latest.relative_to(self.folder)),
-                               f"written after {state.relative_to(self.folder)} but at an earlier step: the run "
-                               "was restarted from scratch into the same folder; showing the highest checkpoint"))
+        # the folder's own state is written by save_state at the end; a later checkpoint may still be newer
+        state = max(self._launch_files(files), key=lambda p: (_state_step(p), _mtime(p)))
         rows = self._read_state(state)
-        self._read_completions()
+        if self._several:  # completions/ is one folder for every launch: a later launch overwrote the files
+            self._note(Problem("completions", "shared by the launches in this folder; not read as samples"))
+        else:
+            self._read_completions()
         if not rows:
             return []
         out, self._seq = step_chunks(self._table.frame(), rows, self._seq)
         return out
+
+    def _launch_files(self, files: list[Path]) -> list[Path]:
+        """The state files of this run's launch. A folder opened without a launch id holds one launch (else
+        RunError naming them); if another launch starts there later, this run stays with the one it read."""
+        if self.path.is_file():
+            return files
+        groups = group_states(files, self._key)
+        self._several = len(groups) > 1
+        if not self._several:
+            return files
+        if self.launch is None and self._state_sig is None:
+            ids = list(groups)
+            raise RunError(f"{self.path}: holds {len(ids)} separate launches (runs started from scratch into one "
+                           f"output_dir: {', '.join(ids)}); open one as {self.path}#{ids[0]}")
+        wanted = self.launch or self._key(self._state_sig[0])
+        if wanted not in groups:
+            raise RunError(f"{self.path}: no launch {wanted!r} here; launches: {', '.join(groups)}")
+        note = (f"one of {len(groups)} separate launches in {self.folder.name} (its checkpoints: "
+                f"{', '.join(p.parent.name for p in groups[wanted])})")
+        self.meta.notes = [n for n in self.meta.notes if "separate launches" not in n] + [note]
+        self.meta.info.update(parent=self.folder.name, launch=wanted, launches=len(groups))
+        return groups[wanted]
+
+    def _key(self, state: Path) -> str | None:
+        try:
+            st = state.stat()
+        except OSError:
+            return None
+        sig = (state, st.st_mtime_ns, st.st_size)
+        if sig not in self._keys:
+            self._keys[sig] = launch_key(state)
+        return self._keys[sig]
 
     def _read_state(self, state: Path) -> list[dict[str, Any]]:
         try:
@@ -259,7 +286,14 @@ def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
     return out[list(SAMPLES)]
 
 
-@register_source("trl", detect=detect, priority=30, hints={
+def list_launches(target: str) -> list[str]:
+    """`FOLDER#LAUNCH` per launch of an output folder that several launches wrote into; [] for one."""
+    path = Path(target)
+    groups = group_states(state_files(path)) if path.is_dir() else {}
+    return [launch_target(target, k) for k in groups] if len(groups) > 1 else []
+
+
+@register_source("trl", detect=detect, priority=30, launches=list_launches, hints={
     "samples": "TRL writes completions only with `log_completions=True` in GRPOConfig (completions/*.parquet "
                "in the output folder); or add collectors.trl.GrpoScopeCallback to the trainer.",
     "config": "the GRPOConfig is read from training_args.bin, which TRL saves with each checkpoint; "
@@ -268,4 +302,4 @@ def completion_samples(frame: pd.DataFrame) -> pd.DataFrame:
             "here then; for every step as it is logged, add collectors.trl.GrpoScopeCallback to the trainer.",
 })
 def open_trl(target: str) -> TrlRun:
-    return TrlRun(target)
+    return TrlRun(*split_launch(target))
