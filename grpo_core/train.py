@@ -8,12 +8,14 @@
 Rows are optimizer steps. The rollout-level metrics (reward/*, groups/*, completions/*, adv/*) and the
 first-step ratio belong to the first optimizer step that used the rollout; with one epoch and one
 minibatch (every preset) each step has its own rollout. Every algorithm choice is a registry lookup.
+Under torchrun every rank runs this loop on its share of the prompts (grpo_core/distributed.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
 import random
 import signal
 import threading
@@ -295,16 +297,15 @@ def sample_groups(tr: Trainer, step: int) -> Rollout:
     parts = [collect(tr.engine, tr.tokenizer, tr.task, problems, r.group_size, r, tr.device, tr.gen)]
     want, rng = len(problems), random.Random(f"refill-{cfg.seed}-{step}-{tr.world.rank}")
     for _ in range(cfg.algo.refill_rounds):
-        mixed = mixed_groups(parts, r.group_size)
-        if sum(mixed) >= want:
+        missing = want - sum(mixed_groups(parts, r.group_size))
+        if missing <= 0:
             break
         extra = collect(tr.engine, tr.tokenizer, tr.task, tr.task.sample(rng, want), r.group_size, r, tr.device,
                         tr.gen)
-        parts.append(extra)
-        mixed_new = mixed_groups([extra], r.group_size)
-        need = want - sum(mixed)
-        take = next((i + 1 for i in range(len(mixed_new)) if sum(mixed_new[: i + 1]) >= need), len(mixed_new))
-        parts[-1] = take_groups(extra, take)  # only the groups the refill needs: the batch stays prompts_per_step
+        # only the first groups of the round that bring the missing mixed ones: the batch stays prompts_per_step
+        found = itertools.accumulate(mixed_groups([extra], r.group_size))
+        take = next((i + 1 for i, n in enumerate(found) if n >= missing), len(extra.problems))
+        parts.append(take_groups(extra, take))
     return concat(parts)
 
 
