@@ -162,6 +162,9 @@ def to_canonical(frame: pd.DataFrame, mapping: Mapping[str, str] | None = None) 
     null; RATIOS turn count pairs into fractions (the counts stay as extra columns).
     """
     plan = rename_plan(frame.columns, mapping)
+    norms = {normalise(c) for c in plan}
+    if len(set(plan.values())) == len(plan) and not any(n in norms and d in norms for n, d, _ in RATIOS):
+        return frame.rename(columns=plan)  # no two columns share a name, no counts to divide: one rename
     out: dict[str, pd.Series] = {}
     for col, name in plan.items():
         out[name] = frame[col] if name not in out else out[name].combine_first(frame[col])
