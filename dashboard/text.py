@@ -62,3 +62,15 @@ def health_label(critical: int | None, warning: int | None, status: str = "") ->
 
 SEVERITY_ICONS = {"critical": "🔴", "warning": "🟠", "info": "🔵"}
 STATUS_ICONS = {"running": "🟢", "finished": "⚪", "failed": "❌", "stopped": "🛑", "stale": "⏸️", "unknown": "❔"}
+
+
+GUARD_EVENTS = {"new": "found", "cleared": "cleared", "rule_error": "rule error (ignored for stopping)",
+                "stop": "stopped the run"}
+
+
+def guard_event_line(e: dict) -> str:
+    """One findings.jsonl event as a markdown line: icon, step, what happened, title, rule."""
+    icon = "🛑" if e.get("event") == "stop" else SEVERITY_ICONS.get(e.get("severity") or "", "⚠️")
+    what = GUARD_EVENTS.get(e.get("event", ""), str(e.get("event")))
+    return (f"{icon} step {e.get('step')}: {what}: **{escape_md(str(e.get('title', '')))}** "
+            f"({escape_md(str(e.get('rule_id', '')))})")

@@ -110,7 +110,7 @@ def test_final_check_confirms_what_holds_now(flag_rules):
     assert not w.check().new
     w.add(1, {"test/flag": 1})
     u = w.check(final=True)
-    assert [f.rule_id for f in u.new] == ["test_flag"] and u.stop is not None
+    assert [f.rule_id for f in u.new] == ["test_flag"] and u.stop is None  # a run that ended is not stopped
 
 
 def test_pacer_without_budget_checks_every_n_steps():
@@ -202,3 +202,12 @@ def test_alert_line_names_the_checks():
     line = alert_line(f, 40)
     assert line.startswith("grposcope CRITICAL at step 40: Reward does not move") and "check first: " in line
     assert f.checks[0].what in line and "\n" not in line
+
+
+def test_dashboard_shows_a_stopped_run_and_its_guard_events():
+    from dashboard.text import STATUS_ICONS, guard_event_line, health_label
+
+    assert health_label(0, 0, "stopped") == "🛑 stopped by the guard" and STATUS_ICONS["stopped"] == "🛑"
+    e = {"event": "stop", "step": 10, "severity": "critical", "title": "Reward is constant", "rule_id": "reward_constant"}
+    assert guard_event_line(e) == "🛑 step 10: stopped the run: **Reward is constant** (reward\\_constant)"
+    assert guard_event_line({**e, "event": "new"}).startswith("🔴 step 10: found: ")

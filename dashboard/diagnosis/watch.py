@@ -105,6 +105,12 @@ class Watcher:
         if samples:
             self._samples.append(list(samples))
 
+    def add_samples(self, rows: list[dict]) -> None:
+        """Sample rows (collectors.schema.SAMPLES columns) of a recent step, when they arrive apart from the
+        metrics (TRL writes its completions files on its own schedule)."""
+        if rows:
+            self._samples.append(list(rows))
+
     def follow(self, run: Any) -> int:
         """Take the rows `run` (a collectors Run, already refreshed) holds beyond those read before;
         returns how many. After a resume (run.meta.resumes grew) or rows that moved, the run is read

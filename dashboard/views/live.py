@@ -5,7 +5,8 @@ import streamlit as st
 
 from collectors.sources import missing_hint
 from dashboard import charts, coverage, ui
-from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md
+from dashboard.diagnosis.guard import read_findings
+from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md, guard_event_line
 
 st.title("Live")
 picked = ui.pick_runs("Run", multi=False)
@@ -40,6 +41,12 @@ def live_view() -> None:
         st.caption(escape_md(hint))
     if run.status == "stale":
         st.warning("The writer stopped sending heartbeats: this run is stale, not running.")
+    if run.status == "stopped":
+        st.error(escape_md(run.meta.error or "stopped by the guard"))
+    if events := read_findings(run.path):  # what the guard found while the run trained (findings.jsonl)
+        with st.expander(f"Guard: {len(events)} event(s) while training", expanded=run.status == "stopped"):
+            for e in events:
+                st.markdown(guard_event_line(e))
     diagnosis = ui.diagnosis_or_error(snap)
     for f in diagnosis.findings if diagnosis else ():
         span = f" (steps {f.step_range[0]}-{f.step_range[1]})" if f.step_range else ""

@@ -1,0 +1,131 @@
+"""Cost of the guard's incremental diagnosis (dashboard/diagnosis/watch.py) against run length, and its
+overhead on a step of the default preset when it checks every 10 steps.
+
+    python benchmarks/bench_watch.py [--lengths 1000 10000 100000] [--repeats 7] [--train-steps 60]
+
+A synthetic run: the rows and samples of sample_runs/healthy (38 metrics, 128 samples a step) repeated with
+their steps shifted, fed to a Watcher one step at a time as grpo-train's guard does. For each length it
+prints the median cost of one check at that length (add one step, check), of adding one step, and of a
+one-shot `diagnose()` of the whole run (what re-diagnosing the run at each check would cost). With
+--train-steps, it also trains the default preset that many steps (guard off) for the median step time and
+says what a check every 10 steps adds to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from collectors import RunWriter, load_run, open_run
+from dashboard.diagnosis import diagnose
+from dashboard.diagnosis.watch import Watcher
+
+
+def source_rows():
+    run = open_run(ROOT / "sample_runs" / "healthy")
+    rows = [{k: v for k, v in r.items() if not (isinstance(v, float) and np.isnan(v))}
+            for r in run.metrics.to_dict("records")]
+    samples = {s: g.to_dict("records") for s, g in run.samples().groupby("step")}
+    return run.meta.config, rows, samples
+
+
+def feed(n: int, config, rows, samples) -> tuple[Watcher, float]:
+    """A Watcher fed n steps; returns it and the median seconds of one add()."""
+    w = Watcher(config=config, source="grpo_core")
+    adds = []
+    for step in range(n):
+        r = dict(rows[step % len(rows)])
+        r.pop("step", None)
+        t0 = time.perf_counter()
+        w.add(step, r, samples.get(step % len(rows)))
+        adds.append(time.perf_counter() - t0)
+    return w, statistics.median(adds)
+
+
+def check_cost(w: Watcher, rows, samples, repeats: int) -> float:
+    times = []
+    step = w.history.last_step
+    for _ in range(repeats):
+        step += 1
+        r = dict(rows[step % len(rows)])
+        r.pop("step", None)
+        w.add(step, r, samples.get(step % len(rows)))
+        t0 = time.perf_counter()
+        w.check()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def one_shot(n: int, rows, samples, folder: Path, repeats: int) -> float:
+    """diagnose() of the whole n-step run, read back from a run folder (metrics and samples)."""
+    out = folder / f"run{n}"
+    with RunWriter(out, handle_signals=False) as wr:
+        for step in range(n):
+            r = dict(rows[step % len(rows)])
+            r.pop("step", None)
+            wr.log_step(step, r)
+            if step % len(rows) in samples:
+                wr.log_samples(pd.DataFrame(samples[step % len(rows)]).assign(step=step))
+    run = load_run(out)
+    times = []
+    for _ in range(max(1, repeats // 3)):
+        t0 = time.perf_counter()
+        diagnose(run)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def train_step_s(steps: int) -> float:
+    import tempfile
+
+    from grpo_core.config import build_config
+    from grpo_core.train import train
+
+    with tempfile.TemporaryDirectory() as d:
+        cfg = build_config(None, None, [("out", f"{d}/run"), ("steps", str(steps)), ("log.progress", "false")])
+        train(cfg)
+        return float(load_run(f"{d}/run").metrics["perf/step_s"].median())
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lengths", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--train-steps", type=int, default=0)
+    ap.add_argument("--no-one-shot", action="store_true", help="skip the one-shot diagnose of the whole run")
+    args = ap.parse_args()
+    import tempfile
+
+    config, rows, samples = source_rows()
+    print("| steps | one check (median) | rows judged | add one step (median) | one-shot diagnose() | ratio |")
+    print("|---|---|---|---|---|---|")
+    check_at = {}
+    with tempfile.TemporaryDirectory() as d:
+        for n in args.lengths:
+            w, add_s = feed(n, config, rows, samples)
+            c = check_cost(w, rows, samples, args.repeats)
+            check_at[n] = (c, add_s)
+            full = float("nan") if args.no_one_shot else one_shot(n, rows, samples, Path(d), args.repeats)
+            print(f"| {n:,} | {c * 1e3:.1f} ms | {len(w.history)} | {add_s * 1e6:.0f} µs | "
+                  f"{full * 1e3:.0f} ms | {full / c:.1f}x |", flush=True)
+    if args.train_steps:
+        step_s = train_step_s(args.train_steps)
+        c, add_s = check_at[max(check_at)]
+        per_step = (c + 10 * add_s) / 10
+        print(f"default preset: median step {step_s * 1e3:.1f} ms; a check every 10 steps adds "
+              f"{per_step * 1e3:.2f} ms a step = {100 * per_step / step_s:.2f}% of a step; within a 1% budget "
+              f"the pacer checks every {max(10, int(np.ceil(c / (0.01 * step_s - add_s))))} steps")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
