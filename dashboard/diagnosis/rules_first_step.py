@@ -59,7 +59,7 @@ def on_policy_steps(d: RunData) -> tuple[np.ndarray, str] | None:
         return None
     p = int(per_batch)
     how = f"num_iterations = {it[1]:g}" + (f", steps_per_generation = {spg[1]:g} / gradient_accumulation_steps = "
-                                             f"{ga[1]:g}" if spg and ga else "") + f": every {p}th optimizer step"
+                                             f"{ga[1]:g}" if spg and ga else "") + f": one optimizer step in {p} starts a batch"
     return (d.steps - 1) % p == 0, how
 
 
