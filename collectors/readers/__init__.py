@@ -1,4 +1,6 @@
 """Readers of foreign runs, one module per source; each registers itself with `collectors.sources` on import.
 
-What they share: `keymap` (foreign names -> canonical, unit fixes) and `linetail` (following a growing log).
+What they share: `keymap` (foreign names -> canonical, unit fixes), `synonyms` (custom trainers' names and
+the user's `--map`), `rows` (a text reader's parsed rows -> numbers, canonical names, reader notes),
+`folders` (a folder of log files as runs, a config beside a log) and `linetail` (following a growing log).
 """
