@@ -36,7 +36,10 @@ def _open(args: argparse.Namespace, mapping: dict[str, str]):
     # the text readers apply the map as they read (so a mapped column is judged under its canonical name);
     # the others' columns are renamed after the read, in convert
     set_user_map(mapping)
-    return open_run(args.source, args.format)
+    try:
+        return open_run(args.source, args.format)
+    finally:
+        set_user_map({})  # the run keeps its map; later opens in this process (tests, a notebook) start clean
 
 
 def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:

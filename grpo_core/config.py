@@ -245,26 +245,28 @@ PRESETS: dict[str, tuple[str, dict[str, Any]]] = {
         "DeepSeekMath (Shao et al. 2024): group z-score, mean over tokens then sequences, k3 KL in the loss",
         {"algo.adv_mode": "group", "algo.ratio": "token", "algo.loss_agg": "seq_mean_token_mean",
          "algo.kl_mode": "loss", "algo.kl_estimator": "k3", "algo.kl_coef": 0.04,
-         "algo.clip_eps_low": 0.2, "algo.clip_eps_high": 0.2, "algo.drop_zero_var_groups": False},
+         "algo.clip_eps_low": 0.2, "algo.clip_eps_high": 0.2, "algo.drop_zero_var_groups": False,
+         "algo.refill_rounds": 0},
     ),
     "dr_grpo": (
         ("Dr. GRPO (Liu et al. 2025, Understanding R1-Zero-Like Training): no std division, token sums "
          "over a constant, no KL"),
         {"algo.adv_mode": "mean_only", "algo.ratio": "token", "algo.loss_agg": "seq_mean_token_sum_norm",
          "algo.kl_mode": "none", "algo.clip_eps_low": 0.2, "algo.clip_eps_high": 0.2,
-         "algo.drop_zero_var_groups": False},
+         "algo.drop_zero_var_groups": False, "algo.refill_rounds": 0},
     ),
     "dapo": (
-        "DAPO (Yu et al. 2025): clip-higher (0.2/0.28), token-mean loss, dynamic sampling, no KL",
+        ("DAPO (Yu et al. 2025): clip-higher (0.2/0.28), token-mean loss, dynamic sampling refilled up to 4 "
+         "more rounds, no KL"),
         {"algo.adv_mode": "group", "algo.ratio": "token", "algo.loss_agg": "token_mean",
          "algo.kl_mode": "none", "algo.clip_eps_low": 0.2, "algo.clip_eps_high": 0.28,
-         "algo.drop_zero_var_groups": True},
+         "algo.drop_zero_var_groups": True, "algo.refill_rounds": 4},
     ),
     "gspo": (
         "GSPO (Zheng et al. 2025): sequence-level ratio (geometric mean), clip 3e-4/4e-4, no KL",
         {"algo.adv_mode": "group", "algo.ratio": "sequence", "algo.loss_agg": "seq_mean_token_mean",
          "algo.kl_mode": "none", "algo.clip_eps_low": 3e-4, "algo.clip_eps_high": 4e-4,
-         "algo.drop_zero_var_groups": False},
+         "algo.drop_zero_var_groups": False, "algo.refill_rounds": 0},
     ),
 }
 

@@ -122,7 +122,7 @@ def test_variants_train_without_nan(tmp_path, cache, preset, sets):
 def test_dynamic_sampling_with_refill_fills_the_batch_with_mixed_groups(tmp_path, cache):
     # Each step keeps prompts_per_step = 16 groups of mixed rewards when the refill rounds find them: the
     # step's samples then hold 16 + (dropped) groups, and dropped_frac counts over all of them.
-    _, r = run(tmp_path, cache, "dapo", steps=3, algo__refill_rounds=4)
+    _, r = run(tmp_path, cache, "dapo", steps=3)  # the preset refills up to 4 more rounds
     s, m = r.samples(), r.metrics.set_index("step")
     groups = s.groupby("step")["group"].nunique()
     kept = groups - (m["groups/dropped_frac"] * groups).round()

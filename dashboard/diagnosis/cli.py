@@ -114,10 +114,11 @@ def reader_notes(run: Any) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from collectors.readers.synonyms import set_user_map
+
     args = parse_args(argv)
     if args.map:
         from collectors.readers.keymap import parse_overrides
-        from collectors.readers.synonyms import set_user_map
 
         try:
             set_user_map(parse_overrides(args.map))
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             msg = str(e) if target in str(e) else f"{target}: {e}"
             print(f"grpo-diagnose: cannot read {msg}", file=sys.stderr)
             unreadable.append(target)
+    if args.map:
+        set_user_map({})  # each run keeps the map it was opened with; later opens in this process start clean
     if not runs:
         return 2
     if args.watch and args.until_step is not None:
