@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors import RunWriter, load_run
+from collectors import RunError, RunWriter, load_run
 from collectors.meta import STALE_AFTER_S
 from collectors.store.load import native_info
 
@@ -203,3 +203,45 @@ def test_the_dashboard_shows_a_message_when_the_run_on_screen_is_deleted_or_repl
         shutil.rmtree(root / "a")
         _write(root / "a", 30, "a")
     data.clear_caches()
+
+
+# -- special files under a root --------------------------------------------------------------------------------
+@pytest.mark.timeout(120)
+def test_special_files_under_a_root_are_skipped_with_a_note_never_waited_on(tmp_path):
+    import socket
+
+    from collectors import open_run
+    from collectors.discovery import discover_runs
+
+    root = tmp_path / "root"
+    _write(root / "real", 3, "real")
+    os.mkfifo(root / "x.log")  # a reader that opened it would wait for a writer forever
+    os.mkfifo(root / "metrics.jsonl")
+    (root / "verl").mkdir()
+    os.mkfifo(root / "verl" / "main_ppo.log")
+    (root / "wandb_run").mkdir()
+    os.mkfifo(root / "wandb_run" / "run-abc.wandb")
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(root / "agent.log"))
+        found = {Path(r.path).name: r for r in discover_runs(root)}
+    assert found["real"].error is None and found["real"].source == "grpo_core"
+    assert "a named pipe, not a regular file: skipped" in found["x.log"].error
+    assert "a named pipe" in found["metrics.jsonl"].error and "a socket" in found["agent.log"].error
+    for name in ("x.log", "metrics.jsonl"):
+        with pytest.raises(RunError):
+            open_run(root / name)
+    if os.geteuid() != 0:  # root reads any folder; for anyone else an unreadable one is passed over
+        (root / "locked").mkdir(mode=0)
+        assert "real" in {Path(r.path).name for r in discover_runs(root)}
+
+
+def test_a_stray_rollout_dump_does_not_turn_a_root_into_one_verl_run(tmp_path):
+    from collectors.discovery import discover_runs
+
+    root = tmp_path / "root"
+    for name in ("a", "b"):
+        _write(root / name, 3, name)
+    (root / "data").mkdir()
+    (root / "data" / "0.jsonl").write_text('{"input": "q", "output": "a", "score": 1.0, "step": 0}\n')
+    names = sorted(Path(r.path).name for r in discover_runs(root))
+    assert "a" in names and "b" in names and "root" not in names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import time
 from pathlib import Path
 
@@ -29,6 +30,8 @@ class LineTail:
         try:
             st = self.path.stat()
         except OSError:
+            return b"", self.line_no + 1, False, False
+        if not stat.S_ISREG(st.st_mode):  # a named pipe or a device: reading would wait forever
             return b"", self.line_no + 1, False, False
         rewritten = st.st_size < self.offset
         if rewritten:

@@ -88,7 +88,7 @@ def _scan_for_step(path: Path) -> bool:
 
 def _dump_dir(folder: Path) -> Path | None:
     """The folder holding `{step}.jsonl` dumps: the target itself or one of its direct subfolders."""
-    for d in [folder, *sorted(p for p in folder.iterdir() if p.is_dir())]:
+    for d in [folder, *sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())]:
         if any(_DUMP_RE.match(p.name) for p in d.glob("*.jsonl")):
             return d
     return None
@@ -102,8 +102,10 @@ def _layout(target: Path) -> tuple[list[Path], list[Path], Path | None]:
         return [], [target], None
     if not target.is_dir():
         return [], [], None
-    jsonl = [p for p in sorted(target.glob("*.jsonl")) if not _DUMP_RE.match(p.name) and _is_verl_jsonl(p)]
-    logs = [p for p in sorted(target.glob("*.log")) + sorted(target.glob("*.txt")) if _is_console(p)]
+    # is_file: a named pipe called `x.log` would block the read forever
+    jsonl = [p for p in sorted(target.glob("*.jsonl")) if not _DUMP_RE.match(p.name) and p.is_file()
+             and _is_verl_jsonl(p)]
+    logs = [p for p in sorted(target.glob("*.log")) + sorted(target.glob("*.txt")) if p.is_file() and _is_console(p)]
     return jsonl, logs, _dump_dir(target)
 
 
@@ -114,7 +116,9 @@ def detect(target: str) -> bool:
     if not p.is_dir():
         return False
     jsonl, logs, dumps = _layout(p)
-    return bool(jsonl or logs or dumps)
+    # dumps in a subfolder make a run only beside its metrics: a stray `data/0.jsonl` under a root of runs
+    # must not turn the whole root into one verl run and hide the runs in it
+    return bool(jsonl or logs or dumps == p)
 
 
 def unscale_columns(frame: pd.DataFrame) -> pd.DataFrame:
@@ -246,7 +250,8 @@ class VerlRun(TextRun):
     def _read_dumps(self, folder: Path) -> tuple[pd.DataFrame, np.ndarray, str] | None:
         rows = []
         new_samples = []
-        for f in sorted((p for p in folder.glob("*.jsonl") if _DUMP_RE.match(p.name)), key=lambda p: int(p.stem)):
+        for f in sorted((p for p in folder.glob("*.jsonl") if _DUMP_RE.match(p.name) and p.is_file()),
+                       key=lambda p: int(p.stem)):
             size = f.stat().st_size
             if self._dumps_read.get(f) == size or size == 0:
                 continue

@@ -48,7 +48,7 @@ def wandb_file(target: Path) -> Path | None:
     """The run file of a run folder (or the file itself); None for anything else."""
     if target.is_file():
         return target if target.suffix == ".wandb" else None
-    files = sorted(target.glob("run-*.wandb"))
+    files = sorted(p for p in target.glob("run-*.wandb") if p.is_file())  # not a pipe named like one
     return files[-1] if files else None
 
 
