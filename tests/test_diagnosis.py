@@ -507,6 +507,9 @@ def test_entropy_near_zero_from_the_first_step_is_low_diversity_and_placeholder_
     d = diagnose(write(tmp_path, s, name="placeholder"))
     assert not {"low_diversity", "entropy_collapse", "no_learning"} & fired(d)
     assert any(n.rule_id == "entropy_collapse" and "not logged" in n.reason for n in d.not_judged)
+    s["policy/entropy"] = np.full(60, 0.05)  # the same value to the last bit on every row: a placeholder too
+    d = diagnose(write(tmp_path, s, name="constant"))
+    assert "low_diversity" not in fired(d)
 
 
 def test_the_verdict_comes_first_and_a_run_without_rows_cannot_be_judged(tmp_path):

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dashboard.diagnosis import stats
 from dashboard.diagnosis.findings import NotJudged
 
 # Where an exact 0 on every row is a measurement (no reward, no spread, no update, nothing truncated). Any
@@ -38,6 +39,11 @@ def placeholder_zeros(x: np.ndarray) -> bool:
     """True when every value is exactly 0 (at least two of them, nothing non-finite): a placeholder."""
     f = x[~np.isnan(x)]
     return len(f) >= 2 and bool(np.all(f == 0.0))
+
+
+# A measured per-token average over thousands of tokens never repeats to the last bit: the same value on every
+# row of these is a placeholder (a constant a custom trainer writes), not a level to judge.
+NEVER_CONSTANT = ("policy/entropy", "policy/kl_ref", "policy/approx_kl_old")
 
 
 class RunData:
@@ -74,7 +80,7 @@ class RunData:
                 arr = pd.to_numeric(self.metrics[name], errors="coerce").to_numpy(dtype=np.float64)
                 if not np.isfinite(arr).any() and not np.isinf(arr).any():
                     arr = None  # a column of nulls is "not logged", never a made-up zero
-                elif not name.startswith(ZERO_IS_MEASURED) and placeholder_zeros(arr):
+                elif not name.startswith(ZERO_IS_MEASURED) and placeholder_zeros(arr) or name in NEVER_CONSTANT and stats.is_constant(arr) and np.isfinite(arr).sum() >= 5:
                     arr = None
             self._cols[name] = arr
         return self._cols[name]
