@@ -85,3 +85,38 @@ def test_a_reader_that_fails_to_import_is_reported_not_fatal(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("1 [\"reader collectors.no_such_reader could not be loaded: "
                                   "ModuleNotFoundError: No module named 'collectors.no_such_reader'\"]")
+
+
+def test_grpo_diagnose_reads_every_target_forces_a_source_maps_and_carries_notes(tmp_path, capsys):
+    from dashboard.diagnosis.cli import main as diagnose_main
+
+    rows = [{"step": s, "score": 0.1 * s, "entropy": 0.0, "len": 100 + s} for s in range(1, 31)]
+    log = tmp_path / "train.log"  # JSON lines under a .log name: only --source generic reads it as rows
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    good = tmp_path / "m.jsonl"
+    good.write_text(log.read_text())
+    missing = tmp_path / "missing"
+    argv = [str(good), str(missing), str(log), "--source", "generic", "--map", "score=reward/mean",
+            "--map", "len=completions/len_mean", "--format", "json"]
+    assert diagnose_main(argv) == 2  # every readable target judged, the unreadable one named, exit 2 at the end
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert set(doc) == {str(good), str(log)}
+    assert "missing" in out.err and "1 of 3 target(s) could not be read" in out.err
+    for name in doc:
+        assert any("entropy (policy/entropy): 0 on every row, so not measured" in n for n in doc[name]["notes"])
+        assert doc[name]["verdict"]["kind"] != "cant_judge"  # the mapped reward is there
+    from collectors.readers.synonyms import user_map
+
+    assert user_map() == {}  # the map went with those runs, not into later opens
+
+
+def test_import_takes_source_and_map_for_a_key_value_log(tmp_path):
+    src = tmp_path / "train.log"
+    src.write_text("".join(f"iter {s}: Score: {s / 10}, Policy Loss: 0.5, Resp Len: {100 + s}\n" for s in range(1, 4)))
+    to = tmp_path / "run"
+    assert main([str(src), "--to", str(to), "--source", "kvtext", "--map", "Score=reward/mean",
+                 "Resp Len=completions/len_mean"]) == 0
+    m = load_run(to).metrics
+    assert list(m["reward/mean"]) == [0.1, 0.2, 0.3] and list(m["completions/len_mean"]) == [101, 102, 103]
+    assert list(m["loss/policy"]) == [0.5] * 3

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from collectors.meta import RunMeta
+from collectors.meta import RunError, RunMeta
 from collectors.readers.synonyms import rename_plan, to_canonical, user_map
 from collectors.run import NAN_AT, Problem, Run
 
@@ -87,6 +87,8 @@ class TextRun(Run):
     nan_known = True
 
     def __init__(self, path: Path | str, meta: RunMeta, mapping: Mapping[str, str] | None = None) -> None:
+        if not Path(path).exists():  # a forced reader (--source) skips detection, which would have said so
+            raise RunError(f"{path}: no such file or folder")
         super().__init__(path, meta)
         self.mapping = dict(mapping) if mapping is not None else user_map()
         self._seq = 0

@@ -113,15 +113,19 @@ def reader_notes(run: Any) -> list[str]:
     return [str(p) for p in getattr(run, "problems", [])] + list(getattr(getattr(run, "meta", None), "notes", []))
 
 
-def main(argv: list[str] | None = None) -> int:
+def user_map(pairs: list[str]) -> None:
+    """Hand `--map` to the text readers (imported late so --help stays fast); raises ValueError on a bad pair."""
+    from collectors.readers.keymap import parse_overrides
     from collectors.readers.synonyms import set_user_map
 
+    set_user_map(parse_overrides(pairs))
+
+
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.map:
-        from collectors.readers.keymap import parse_overrides
-
         try:
-            set_user_map(parse_overrides(args.map))
+            user_map(args.map)
         except ValueError as e:
             print(f"grpo-diagnose: {e}", file=sys.stderr)
             return 2
@@ -135,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"grpo-diagnose: cannot read {msg}", file=sys.stderr)
             unreadable.append(target)
     if args.map:
-        set_user_map({})  # each run keeps the map it was opened with; later opens in this process start clean
+        user_map([])  # each run keeps the map it was opened with; later opens in this process start clean
     if not runs:
         return 2
     if args.watch and args.until_step is not None:
