@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from collectors.extras import require
 from collectors.readers.columnar import WALL, Points
 
 # transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
@@ -27,8 +28,9 @@ _DOUBLE = struct.Struct("<d")
 
 def decode(records: list[bytes], points: Points | None = None) -> Points:
     """Serialized `Event`s -> their scalar points (and `wall_time` as one point per event with a scalar)."""
-    from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto.event_pb2 import Event
+    # the one way in: without tensorboard, a line naming the extra instead of an ImportError
+    Event = require("tensorboard.compat.proto.event_pb2", "tensorboard", "reading TensorBoard event files").Event
+    from google.protobuf.message import DecodeError  # protobuf comes with tensorboard (and streamlit)
 
     out = points if points is not None else Points()
     by_size: dict[int, list[tuple[int, int, float, bytes]]] = {}
