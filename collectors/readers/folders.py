@@ -9,15 +9,38 @@ folder of thousands of logs costs no more than a few reads.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 MAX_FILES = 20
 
 
+def by_file_state(detect_file: Callable[[str], bool]) -> Callable[[str], bool]:
+    """`detect_file` answered once per (path, size, mtime): discovery asks again every few seconds, and a
+    detector may read megabytes of a log that has not changed since."""
+
+    @lru_cache(maxsize=4096)
+    def cached(path: str, size: int, mtime_ns: int) -> bool:
+        return detect_file(path)
+
+    def detect(path: str) -> bool:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return detect_file(path)
+        return cached(str(path), st.st_size, st.st_mtime_ns)
+
+    return detect
+
+
 def file_runs(detect_file: Callable[[str], bool], suffixes: tuple[str, ...]) -> tuple[Callable[[str], bool],
                                                                                       Callable[[str], list[str]]]:
     """(detect, launches) for a reader of single files: a file as before, a folder by its files."""
+    detect_file = by_file_state(detect_file)
 
     def files(target: str) -> list[str]:
         try:

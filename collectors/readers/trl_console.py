@@ -34,7 +34,7 @@ from collectors.readers.rows import TextRun
 from collectors.run import Problem
 from collectors.sources import register_source
 
-DETECT_BYTES = 4 << 20
+DETECT_BYTES = 2 << 20
 SUFFIXES = (".log", ".txt", ".out")
 _SEG_RE = re.compile(rb"[\r\n]")
 _ANSI_RE = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")  # colours, and the cursor moves of nested bars

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from collectors.meta import RunError, RunMeta
+from collectors.readers.folders import by_file_state
 from collectors.readers.generic import arrow_columns
 from collectors.readers.keymap import unscale
 from collectors.readers.linetail import LineTail
@@ -52,7 +53,7 @@ def _is_verl_jsonl(path: Path) -> bool:
     return head.startswith(b'{"step"') and b'"data"' in head
 
 
-SCAN_BYTES = 8 << 20  # a first step line may follow megabytes of Ray start-up output
+SCAN_BYTES = 4 << 20  # a first step line may follow megabytes of Ray start-up output
 _STEP_BYTES_RE = re.compile(rb"(?:^|\s)step:\d+ - [^\s:]+:", re.MULTILINE)
 
 
@@ -64,15 +65,15 @@ def _is_console(path: Path) -> bool:
     searched as bytes, so a log whose first step comes after 200 KB of Ray output is found quickly)."""
     if path in _KNOWN_CONSOLES:
         return True
-    found = _scan_for_step(path)
+    found = _scan_by_state(str(path))
     if found and len(_KNOWN_CONSOLES) < 10_000:
         _KNOWN_CONSOLES.add(path)
     return found
 
 
-def _scan_for_step(path: Path) -> bool:
+def _scan_for_step(path: str) -> bool:
     try:
-        with path.open("rb") as f:
+        with open(path, "rb") as f:
             tail = b""
             for _ in range(SCAN_BYTES >> 20):
                 block = f.read(1 << 20)
@@ -84,6 +85,9 @@ def _scan_for_step(path: Path) -> bool:
     except OSError:
         return False
     return False
+
+
+_scan_by_state = by_file_state(_scan_for_step)  # a log that did not change is not searched again
 
 
 def _dump_dir(folder: Path) -> Path | None:
