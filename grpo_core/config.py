@@ -422,6 +422,9 @@ def validate(cfg: Config) -> None:
          f"algo.overlong_buffer must be in 0..rollout.max_new_tokens - 1 ({r.max_new_tokens - 1})")
     need(0 <= a.rollout_correction_min < a.rollout_correction_max,
          "algo.rollout_correction_min must be >= 0 and below algo.rollout_correction_max")
+    need(a.rollout_correction == "" or a.old_logprob_source == "recompute",
+         "algo.rollout_correction weighs pi_old / pi_rollout: it needs algo.old_logprob_source=recompute "
+         "(with rollout the two are the same and every weight is 1)")
     need(a.rollout_correction == "" or a.rollout_correction in rollout_correction.ROLLOUT_CORRECTIONS,
          f"algo.rollout_correction: {rollout_correction.ROLLOUT_CORRECTIONS.unknown(a.rollout_correction)} or \"\"")
     need(a.old_logprob_source in ("recompute", "rollout"),

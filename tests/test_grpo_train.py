@@ -110,13 +110,25 @@ def test_dynamic_sampling_logs_the_dropped_fraction(tmp_path, cache):
               "algo__kl_bias_correction": True, "algo__kl_estimator": "low_var_kl", "algo__log_ratio_clamp": 20}),
     ("grpo", {"algo__adv_mode": "reinforce_pp", "algo__policy_loss": "sapo", "algo__mask_truncated": True,
               "algo__overlong_buffer": 4}),
-    ("grpo", {"rollout__dtype": "bf16", "algo__old_logprob_source": "rollout",
-              "algo__rollout_correction": "sequence_mask"}),
+    ("grpo", {"rollout__dtype": "bf16", "algo__rollout_correction": "token_truncate"}),
 ])
 def test_variants_train_without_nan(tmp_path, cache, preset, sets):
     result, r = run(tmp_path, cache, preset, steps=4, **sets)
     assert result.status == "finished" and len(r.metrics) == 4
     assert r.metrics[["loss/total", "optim/grad_norm", "policy/entropy"]].notna().all().all()
+
+
+def test_rollout_correction_weighs_a_bf16_rollout(tmp_path, cache):
+    # bf16 engine, recomputed old log-probs: the token weights pi_old / pi_rollout are ~1 +- a few percent
+    # (seen: max |ratio - 1| ~ 0.02-0.05 in the bf16 test above). Uncorrected, the first step's loss is
+    # -mean(A) = 0 (ratio 1, zero-mean advantages per group); masking the weights outside [0.999, 1.001]
+    # drops tokens unevenly, so the balance breaks (seen: -0.064).
+    _, plain = run(tmp_path / "a", cache, steps=1, rollout__dtype="bf16")
+    _, masked = run(tmp_path / "b", cache, steps=1, rollout__dtype="bf16", algo__rollout_correction="token_mask",
+                    algo__rollout_correction_min=0.999, algo__rollout_correction_max=1.001)
+    a, b = plain.metrics["loss/policy"].iloc[0], masked.metrics["loss/policy"].iloc[0]
+    assert abs(a) < 1e-6
+    assert math.isfinite(b) and abs(b) > 1e-3
 
 
 def test_dynamic_sampling_with_refill_fills_the_batch_with_mixed_groups(tmp_path, cache):

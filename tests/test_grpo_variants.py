@@ -253,3 +253,9 @@ def test_every_variant_knob_shows_in_the_config_questions(sets, number, needle):
     assert needle in answers[number - 1].answer
     plain = answer_questions(to_dict(build_config()), "grpo_core")
     assert needle not in plain[number - 1].answer
+
+
+def test_rollout_correction_refuses_old_logprobs_taken_from_the_rollout():
+    cfg = build_config(overrides=[("algo.rollout_correction", "token_mask"), ("algo.old_logprob_source", "rollout")])
+    with pytest.raises(ConfigError, match="old_logprob_source=recompute"):
+        validate(cfg)
