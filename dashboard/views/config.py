@@ -22,10 +22,12 @@ if not meta.config:
     st.caption("Without a config the five questions of section 6 cannot be answered from this run.")
     st.stop()
 
-st.subheader("The five questions")
-answers = [i18n.localise_answer(a, ui.lang()) for a in config_questions.answer_questions(meta.config, meta.source)]
-st.dataframe(pd.DataFrame([{"#": a.number, "question": a.question, "answer": a.answer,
-                            "from config keys": ", ".join(a.keys)} for a in answers]),
+lang = ui.lang()
+st.subheader(i18n.label("five_questions", lang))
+answers = [i18n.localise_answer(a, lang) for a in config_questions.answer_questions(meta.config, meta.source)]
+st.dataframe(pd.DataFrame([{"#": a.number, i18n.label("question", lang): a.question,
+                            i18n.label("answer", lang): a.answer,
+                            i18n.label("config_keys", lang): ", ".join(a.keys)} for a in answers]),
              hide_index=True, width="stretch")
 focus = st.query_params.get("key")
 
