@@ -500,8 +500,11 @@ def test_zero_variance_from_solved_prompts_is_saturation_and_reward_std_zero_mea
 def test_entropy_near_zero_from_the_first_step_is_low_diversity_and_placeholder_zeros_are_not_measured(tmp_path):
     s = healthy_series(60)
     s["policy/entropy"] = np.full(60, 0.06) + np.random.default_rng(7).normal(0, 0.005, 60)
-    f = by_rule(diagnose(write(tmp_path, s, name="sft")), "low_diversity")
+    s["policy/entropy"][40:] = 0.01  # and falls further: nothing was left to collapse, low_diversity says it
+    d = diagnose(write(tmp_path, s, name="sft"))
+    f = by_rule(d, "low_diversity")
     assert f.severity == "warning" and "nearly deterministic from the start" in f.evidence[0].text
+    assert "entropy_collapse" not in {x.rule_id for x in d.findings}
     s["policy/entropy"] = np.zeros(60)  # a custom trainer's column that was never measured
     s["policy/kl_ref"] = np.zeros(60)
     d = diagnose(write(tmp_path, s, name="placeholder"))

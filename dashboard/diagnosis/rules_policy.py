@@ -31,6 +31,8 @@ def entropy_collapse(d: RunData):
     base = early_level(h, w)
     if not np.isfinite(base) or base <= 0:
         return NotJudged("entropy_collapse", "the early entropy level is not positive")
+    if base < ENTROPY_NEAR_ZERO:
+        return []  # near 0 from the start: nothing left to collapse; low_diversity reports that level
     med = rolling_median(h, w)
     low = episodes(med < ENTROPY_COLLAPSE_FRAC * base, min_len=3)
     if not low:
