@@ -169,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         print(f"grpo-train: training failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    print(report(result, time.perf_counter() - t0))
+    if result.main:  # under torchrun, one report: rank 0 wrote the run
+        print(report(result, time.perf_counter() - t0))
     return EXIT.get(result.status, 130)
 
 

@@ -392,6 +392,7 @@ class TrainResult:
     info: dict  # what went into run.json's info (policy, warm start ...)
     error: str | None = None
     net: torch.nn.Module | None = None  # the trained policy, for callers that go on using it
+    main: bool = True  # False on the other ranks of a torchrun run: rank 0 wrote the run and reports it
 
 
 def default_out(cfg: Config) -> Path:
@@ -459,7 +460,7 @@ def _train(tr: Trainer, cfg: Config, guard=None) -> TrainResult:
         elif stop.reason and main:
             writer.close("stopped", error=stop.reason)
     status, error = (writer.meta.status, writer.meta.error) if main else ("finished", None)
-    return TrainResult(run_dir, status, step, final, tr.info, error, tr.net)
+    return TrainResult(run_dir, status, step, final, tr.info, error, tr.net, main)
 
 
 def summarize(pass_rates: list[float]) -> dict:

@@ -72,10 +72,11 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
         rows, params = update(tr, take_groups(ro, half, start=rank * half))
         torch.save({"rows": rows, "params": params, "world_size": tr.world.size}, Path(out) / f"{case}{rank}.pt")
     # the whole loop as `torchrun ... grpo-train` runs it: rank 0 writes the run, evals, gathers samples
-    train(build_config(overrides=[
+    result = train(build_config(overrides=[
         ("out", str(Path(out) / "run")), ("warm_start.enabled", "false"), ("steps", "2"), ("eval_every", "1"),
         ("log.progress", "false"), ("rollout.prompts_per_step", "4"), ("rollout.group_size", "2"),
         ("rollout.max_new_tokens", "4"), ("model.device", "cpu"), ("model.n_layer", "1"), ("model.d_model", "32")]))
+    (Path(out) / f"main{rank}").write_text(str(result.main))  # only rank 0 reports the run
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +130,7 @@ def test_train_under_two_ranks_writes_one_run_with_every_ranks_samples(two_ranks
 
     run = load_run(two_ranks / "run")
     assert run.meta.status == "finished" and run.meta.info["world_size"] == 2
+    assert [(two_ranks / f"main{r}").read_text() for r in (0, 1)] == ["True", "False"]
     assert run.metrics["step"].tolist() == [0, 1]
     assert run.metrics["eval/pass_rate"].notna().all()
     samples = run.samples()
