@@ -36,8 +36,9 @@ LOGPROB_DIFF = 1e-3  # mean |log p rollout - log p train|: fp32 vs fp32 is ~1e-7
 CLIP_ON_POLICY_SHARE, MIN_FIRST_STEPS = 0.5, 3
 # Serving vs training: bf16 engines differ from the trainer by ~1e-2 nats per token on average; 0.1 nats (a
 # 10% probability ratio on the average token) is beyond numerics: wrong weights synced, another tokenizer or
-# template. The IS ratio's mean then leaves 1 by more than 0.05; verl's probability gap exceeds 0.01 on average.
-ENGINE_LOGP_DIFF, ENGINE_IS_DEV, ENGINE_PROB_DIFF = 0.1, 0.05, 0.01
+# template. The IS ratio's mean then leaves 1 by more than 0.05. verl's mean probability gap is ~0.003 for a bf16
+# vLLM rollout and ~0.012 for FP8 (reported by verl users); 10x bf16, 0.03, is beyond a precision choice.
+ENGINE_LOGP_DIFF, ENGINE_IS_DEV, ENGINE_PROB_DIFF = 0.1, 0.05, 0.03
 IS_RATIO = ("sampling/importance_sampling_ratio/mean", "train/sampling/importance_sampling_ratio/mean")
 PROB_DIFF = ("training/rollout_probs_diff_mean", "rollout_probs_diff_mean")
 # (column names, bound, what it measures, judged as |x - 1|?)
