@@ -96,6 +96,7 @@ class TrlConsoleRun(TextRun):
         self._logging_steps: int | None = None
         self._line = 1
         self._emitted = 0
+        self._numbered: list[int] = []  # the steps the emitted dicts were given
         self._how: str | None = None
 
     def _read_new(self) -> list[pd.DataFrame]:
@@ -106,7 +107,8 @@ class TrlConsoleRun(TextRun):
         self._line = first
         self._scan(block)
         how, steps = self._steps()
-        if how != self._how and self._emitted:  # the evidence changed (the run finished): number them again
+        if self._emitted and (how != self._how or steps[:self._emitted] != self._numbered):
+            # the evidence changed (the run finished, a clear turned out to close an eval bar): renumber
             self._table.reset()
             self._emitted = 0
         self._say(how)
@@ -119,7 +121,7 @@ class TrlConsoleRun(TextRun):
                 continue
             rows.append({"step": steps[i], **{key: v for key, v in items.items() if not isinstance(v, (dict, list))}})
             lines.append(line)
-        self._emitted = len(self._dicts)
+        self._emitted, self._numbered = len(self._dicts), steps
         if any(k == "summary" for _, k, _ in self._dicts):
             self.meta.status = "finished"
         return self._emit(pd.DataFrame.from_records(rows), self.path.name, lines) if rows else []
