@@ -272,3 +272,18 @@ def test_cli_version_and_bad_lang(monkeypatch, capsys):
     assert code == 0 and re.fullmatch(r"grpo-diagnose \d+\.\d+\.\d+\S*\n", out), out
     code, _, err = grpo_diagnose(monkeypatch, capsys, str(SAMPLE_RUNS / "healthy"), "--lang", "fr")
     assert code == 2 and "invalid choice: 'fr'" in err
+
+
+def test_alert_line_and_console_sink_in_chinese():
+    from dashboard.diagnosis.guard import console_sink
+    from dashboard.diagnosis.watch import Update, alert_line
+
+    f = next(f for f in diagnose(open_run(str(SAMPLE_RUNS / "small_group"))).findings if f.rule_id == "small_group")
+    assert alert_line(f, 40) == ("grposcope WARNING at step 40: Group too small (G = 2) (small_group); check first: "
+                                 "the group size; the reward scale")
+    assert alert_line(f, 40, lang="zh") == ("grposcope 警告，第 40 步：group 太小（G = 2）（small_group）；优先检查："
+                                            "group 大小；reward scale")
+    assert alert_line(f, 41, "cleared", lang="zh") == "grposcope 第 41 步：group 太小（G = 2）（small_group）已不再成立"
+    lines: list[str] = []
+    console_sink(lines.append, lang="zh")(Update(step=40, new=[f]))
+    assert lines == [alert_line(f, 40, lang="zh")]

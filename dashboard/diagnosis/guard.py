@@ -73,12 +73,13 @@ def events(update: Update) -> list[dict[str, Any]]:
     return out
 
 
-def console_sink(write: Callable[[str], None] = print) -> Sink:
+def console_sink(write: Callable[[str], None] = print, lang: str = "en") -> Sink:
+    """Each new and cleared finding as one line (alert_line, in `lang`), and the stop."""
     def console(update: Update) -> None:
         for f in update.new:
-            write(alert_line(f, update.step))
+            write(alert_line(f, update.step, lang=lang))
         for f in update.cleared:
-            write(alert_line(f, update.step, "cleared"))
+            write(alert_line(f, update.step, "cleared", lang=lang))
         for n in update.errors:
             write(f"grposcope guard: rule {n.rule_id} raised and is ignored for stopping: {n.reason}")
         if update.stop is not None:

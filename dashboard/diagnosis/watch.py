@@ -212,13 +212,17 @@ def _records(chunk: pd.DataFrame, nan_at: dict | None) -> list[dict]:
     return out
 
 
-def alert_line(f: Finding, step: int | None, event: str = "new") -> str:
-    """One readable console line: severity, step, title, rule, and the checks to make first."""
-    checks = "; ".join(c.what for c in f.checks)
-    head = f"grposcope {f.severity.upper()} at step {step}: {f.title} ({f.rule_id})"
+def alert_line(f: Finding, step: int | None, event: str = "new", lang: str = "en") -> str:
+    """One readable console line: severity, step, title, rule, and the checks to make first, in `lang`."""
+    from dashboard.diagnosis.i18n import label, localise_finding
+
+    f = localise_finding(f, lang)
+    values = {"sev": label(f.severity, lang).upper(), "step": step, "title": f.title, "rule": f.rule_id}
     if event == "cleared":
-        return f"grposcope cleared at step {step}: {f.title} ({f.rule_id}) no longer holds"
-    return f"{head}; check first: {checks}" if checks else head
+        return label("alert_cleared", lang, **values)
+    checks = label("list_sep", lang).join(c.what for c in f.checks)
+    head = label("alert_new", lang, **values)
+    return label("alert_checks", lang, head=head, checks=checks) if checks else head
 
 
 class Pacer:
