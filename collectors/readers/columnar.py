@@ -59,6 +59,10 @@ class Points:
         self.blocks.append((np.repeat(steps, k), np.tile(codes, n), values.reshape(-1).astype(np.float64),
                             np.repeat(orders, k)))
 
+    def add_arrays(self, steps: np.ndarray, codes: np.ndarray, values: np.ndarray, orders: np.ndarray) -> None:
+        """Points given as arrays, one entry per point (codes from `code`)."""
+        self.blocks.append((steps, codes, values, orders))
+
     def next_event(self) -> int:
         self.events += 1
         return self.events - 1

@@ -21,6 +21,7 @@ import math
 import struct
 import zlib
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from collectors.extras import require
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, fill_known, pivot
 from collectors.readers.keymap import map_row
-from collectors.readers.wandb_history import STEP_KEYS, add_plain, column
+from collectors.readers.wandb_history import STEP_KEYS, HistoryBatch, column, record_type
 from collectors.run import Problem, Run
 from collectors.sources import detect_source, open_run, register_source
 
@@ -219,6 +220,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+@lru_cache(maxsize=1)
+def _record_types(pb) -> tuple[frozenset[int], frozenset[int]]:
+    """(field numbers of Record.record_type, those this reader reads: history, config, run, exit)."""
+    fields = pb.Record.DESCRIPTOR.oneofs_by_name["record_type"].fields
+    return (frozenset(f.number for f in fields),
+            frozenset(f.number for f in fields if f.name in ("history", "config", "run", "exit")))
+
+
 class WandbOfflineRun(Run):
     nan_known = True  # history rows hold NaN as NaN; a key not logged in a row is absent or null
 
@@ -242,7 +251,11 @@ class WandbOfflineRun(Run):
         if self._reader is None or self._reader.path != f:
             self._reader = RecordReader(f)
         points = Points()
+        batch = HistoryBatch(points, lambda history, order: self._slow_history(f, history, points, order))
+        kinds, wanted = _record_types(pb)
         for raw in self._reader.read():
+            if (kind_no := record_type(raw, kinds)) is not None and kind_no not in wanted:
+                continue  # a record this reader has no use for (summary, stats, output, ...): not parsed
             try:
                 rec = pb.Record.FromString(raw)
             except DecodeError:
@@ -251,9 +264,7 @@ class WandbOfflineRun(Run):
             kind = rec.WhichOneof("record_type")
             if kind == "history":
                 self._history_seen = True
-                if not add_plain(points, rec.history) and (row := self._history_row(f, rec.history)):
-                    step = row.pop("step")
-                    points.add(step, list(row), list(row.values()))
+                batch.add(rec.history)
             elif kind == "config":
                 self._config(rec.config.update)
             elif kind == "run":
@@ -263,6 +274,7 @@ class WandbOfflineRun(Run):
                 self.meta.status = "running"
             elif kind == "exit":
                 self.meta.status = "finished" if rec.exit.exit_code == 0 else "failed"
+        batch.flush()
         if self._reader.error:
             self._note(Problem(f.name, self._reader.error))
         if not self._history_seen:
@@ -299,6 +311,11 @@ class WandbOfflineRun(Run):
         new = new.assign(_seq=range(self._seq, self._seq + len(new)))
         self._seq += len(new)
         return [new]
+
+    def _slow_history(self, f: Path, history, points: Points, order: int) -> None:
+        if row := self._history_row(f, history):
+            step = row.pop("step")
+            points.add(step, list(row), list(row.values()), order)
 
     def _history_row(self, f: Path, history) -> dict[str, Any] | None:
         values = _item_values(history.item)
