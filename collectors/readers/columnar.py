@@ -144,26 +144,28 @@ def pivot(points: Points, column: Callable[[str], str | None] = column_of) -> pd
 
 
 def fill_known(frame: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
-    """Complete the new rows of steps already in `known` (the run's table) with the values there: the table
-    replaces whole rows, and a step's tags may arrive over two refreshes. A NaN logged now stays NaN."""
+    """Complete the new rows of steps already in `known` (the run's table, sorted by step) with the values
+    there: the table replaces whole rows, and a step's tags may arrive over two refreshes. A NaN logged now
+    stays NaN. Costs O(new rows x log(known rows)): a live refresh does not grow with the run."""
     if not len(known) or not len(frame):
         return frame
-    old = known.set_index("step")
-    overlap = frame["step"].isin(old.index).to_numpy()
+    steps = known["step"].to_numpy()
+    new = frame["step"].to_numpy()
+    at = np.minimum(np.searchsorted(steps, new), len(steps) - 1)
+    overlap = steps[at] == new
     if not overlap.any():
         return frame
     nan_at = frame.attrs.get(NAN_AT, {})
     frame = frame.copy()
-    before = old.loc[frame.loc[overlap, "step"]]
-    for col in before.columns:
-        if col == "_seq":
+    rows = at[overlap]
+    for col in known.columns:
+        if col in ("step", "_seq"):
             continue
-        mine = frame[col].to_numpy()[overlap] if col in frame else np.full(overlap.sum(), np.nan)
-        logged = np.isin(frame.loc[overlap, "step"].to_numpy(), nan_at.get(col, []))
-        fill = np.isnan(mine) & ~logged
-        mine = np.where(fill, before[col].to_numpy(dtype=np.float64), mine)
+        before = known[col].to_numpy(dtype=np.float64)[rows]
+        mine = frame[col].to_numpy()[overlap] if col in frame else np.full(len(rows), np.nan)
+        logged = np.isin(new[overlap], nan_at.get(col, []))
         if col not in frame:
             frame[col] = np.nan
-        frame.loc[overlap, col] = mine
+        frame.loc[overlap, col] = np.where(np.isnan(mine) & ~logged, before, mine)
     frame.attrs[NAN_AT] = nan_at
     return frame
