@@ -125,12 +125,14 @@ def open_snapshot(key: str, path: Path):
 
 
 def diagnosis_or_error(snap):
-    """The run's diagnosis for shading and lists; when the engine fails, an error line and None."""
+    """The run's diagnosis for shading and lists, in the chosen language; when the engine fails, an error
+    line and None."""
     try:
-        return data.diagnosis(snap)
+        d = data.diagnosis(snap)
     except data.DiagnosisFailed as e:
         st.error(escape_md(e))
         return None
+    return None if d is None else i18n.localise(d, lang())
 
 
 def run_header(key: str, snap) -> None:
