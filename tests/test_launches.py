@@ -122,3 +122,32 @@ def test_a_wandb_folder_of_run_folders_opens_one_run_per_folder(tmp_path):
     assert [r.metrics["reward/mean"].tolist() for r in runs] == [[0.1] * 5, [0.7] * 5]
     found = discover_runs(tmp_path)
     assert sorted(r.path.parent for r in found) == [folder, folder] and {r.name for r in found} == {"first", "second"}
+
+
+def test_dashboard_lists_each_launch_and_opens_one_by_its_key(sweep, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import data
+    from dashboard.paths import ROOTS_ENV
+
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    data.clear_caches()
+    app = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+    try:
+        at = AppTest.from_file(app, default_timeout=60)
+        at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        table = at.dataframe[0].value
+        keys = sorted(table["key"])
+        assert len(keys) == 2 and all(k.startswith(f"{tmp_path.name}/logs#") for k in keys)
+        assert sorted(table["last_step"]) == [10, 30]
+        at = AppTest.from_file(app, default_timeout=60)
+        at.query_params["run"] = [keys[1]]
+        at.switch_page("views/checklist.py")
+        at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        assert not at.error, [e.value for e in at.error]
+    finally:
+        data.clear_caches()
