@@ -118,7 +118,7 @@ def broadcast_parameters(module: torch.nn.Module, world: World) -> None:
 # the rank's completion tokens, weighted by them.
 SUMMED = {"loss/policy", "loss/kl", "loss/total"}  # each rank's share of the minibatch loss
 MAXED = {"policy/ratio_max", "policy/ratio_first_step_max_dev", "perf/step_s"}
-SHARED = {"optim/grad_norm", "optim/lr"}  # computed after the gradient sum: equal on every rank
+SHARED = {"optim/grad_norm", "optim/lr", "policy/kl_coef"}  # after the gradient sum, or config: equal on every rank
 
 
 def reduce_stats(values: dict[str, float], tokens: float, world: World) -> dict[str, float]:

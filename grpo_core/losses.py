@@ -20,7 +20,7 @@ from grpo_core.registry import Registry
 RATIOS: Registry = Registry("ratio level")  # (logp, old_logp, mask) -> log ratio [B, N]
 AGGREGATIONS: Registry = Registry("loss aggregation")  # (values [B, N], mask, norm) -> (sum, count)
 KL_ESTIMATORS: Registry = Registry("KL estimator")  # (logp, ref_logp) -> per-token KL(pi || ref) [B, N]
-POLICY_LOSSES: Registry = Registry("policy loss")  # (log_ratio, adv, algo) -> (loss [B, N], low, high)
+POLICY_LOSSES: Registry = Registry("policy loss")  # (log_ratio, adv, algo) -> (loss [B, N], low, high, dual)
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -107,11 +107,12 @@ def clipped_surrogate(log_ratio: torch.Tensor, adv: torch.Tensor, algo):
     """PPO's pessimistic surrogate -min(r A, clip(r, 1 - eps_low, 1 + eps_high) A) per token.
 
     Returns loss [B, N] and bool [B, N] masks of the tokens clipped below (r < 1 - eps_low, A < 0) and
-    above (r > 1 + eps_high, A > 0): exactly the tokens whose gradient the clip removed.
+    above (r > 1 + eps_high, A > 0): exactly the tokens whose gradient the clip removed; and of the tokens
+    held by a dual-clip bound (none here: see dual_clip).
     """
     ratio, a, lo, hi = torch.exp(log_ratio), adv[:, None], algo.clip_eps_low, algo.clip_eps_high
     loss = -torch.min(ratio * a, ratio.clamp(1 - lo, 1 + hi) * a)
-    return loss, (ratio < 1 - lo) & (a < 0), (ratio > 1 + hi) & (a > 0)
+    return loss, (ratio < 1 - lo) & (a < 0), (ratio > 1 + hi) & (a > 0), torch.zeros_like(ratio, dtype=torch.bool)
 
 
 @POLICY_LOSSES.register("dual_clip")
@@ -119,12 +120,12 @@ def dual_clip_surrogate(log_ratio: torch.Tensor, adv: torch.Tensor, algo):
     """Dual-clip PPO (Ye et al. 2020, verl's clip_ratio_c): the clipped surrogate, and for A < 0 the
     loss is also capped at -c A, so a token whose ratio has run far above 1 cannot push without bound.
 
-    High mask: tokens clipped above (r > 1 + eps_high, A > 0) or held by the cap (r > c, A < 0).
+    Dual mask: the tokens held by the cap (A < 0 and r above c), verl's pg_clipfrac_lower.
     """
-    loss, low, high = clipped_surrogate(log_ratio, adv, algo)
+    loss, low, high, _ = clipped_surrogate(log_ratio, adv, algo)
     a, c = adv[:, None], algo.clip_ratio_c
     capped = (a < 0) & (loss > -c * a)
-    return torch.where(capped, -c * a, loss), low, high | capped
+    return torch.where(capped, -c * a, loss), low, high, capped
 
 
 @POLICY_LOSSES.register("cispo")
@@ -138,7 +139,8 @@ def cispo(log_ratio: torch.Tensor, adv: torch.Tensor, algo):
     ratio = torch.exp(log_ratio)
     cap = 1 + algo.clip_eps_high
     weight = ratio.clamp(max=cap).detach()
-    return -weight * adv[:, None] * log_ratio, torch.zeros_like(ratio, dtype=torch.bool), ratio > cap
+    none = torch.zeros_like(ratio, dtype=torch.bool)
+    return -weight * adv[:, None] * log_ratio, none, ratio > cap, none
 
 
 @POLICY_LOSSES.register("sapo")
@@ -151,7 +153,7 @@ def sapo(log_ratio: torch.Tensor, adv: torch.Tensor, algo):
     tau = torch.where(a > 0, algo.sapo_tau_pos, algo.sapo_tau_neg)
     gate = torch.sigmoid(tau * (ratio - 1)) * 4 / tau
     none = torch.zeros_like(ratio, dtype=torch.bool)
-    return -gate * a, none, none
+    return -gate * a, none, none, none
 
 
 def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor | None, adv: torch.Tensor,
@@ -170,7 +172,7 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor
     log_ratio = RATIOS[algo.ratio](logp.detach() if detach_policy else logp, old_logp, mask)
     if algo.log_ratio_clamp > 0:  # verl's +-20: exp() of a stale token's log ratio cannot overflow
         log_ratio = log_ratio.clamp(-algo.log_ratio_clamp, algo.log_ratio_clamp)
-    token_loss, low, high = POLICY_LOSSES[algo.policy_loss](log_ratio, adv, algo)
+    token_loss, low, high, dual = POLICY_LOSSES[algo.policy_loss](log_ratio, adv, algo)
     if is_weight is not None:
         token_loss = token_loss * is_weight
     policy_loss = aggregate(algo.loss_agg, token_loss, mask, norm, total)
@@ -180,9 +182,10 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, ref_logp: torch.Tensor
         token_lr = logp - old_logp
         stats = {
             "loss/policy": policy_loss.detach(),
-            "policy/clipfrac": masked_mean((low | high).float(), mask),
+            "policy/clipfrac": masked_mean((low | high | dual).float(), mask),
             "policy/clipfrac_low": masked_mean(low.float(), mask),
             "policy/clipfrac_high": masked_mean(high.float(), mask),
+            "policy/clipfrac_dual": masked_mean(dual.float(), mask),
             "policy/ratio_mean": masked_mean(ratio, mask),
             "policy/ratio_max": torch.where(on, ratio, float("-inf")).max(),
             "policy/approx_kl_old": masked_mean(torch.exp(token_lr) - 1 - token_lr, mask),  # k3 of KL(old||pi)

@@ -275,6 +275,8 @@ def optimizer_step(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, step:
     clip = cfg.optim.grad_clip if cfg.optim.grad_clip > 0 else float("inf")
     stats["optim/grad_norm"] = torch.nn.utils.clip_grad_norm_(params, clip)
     stats["optim/lr"] = lr
+    if any(KL_PLACEMENT[cfg.algo.kl_mode]):
+        stats["policy/kl_coef"] = cfg.algo.kl_coef
     tr.opt.step()
     return stats
 

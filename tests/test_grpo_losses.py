@@ -91,13 +91,14 @@ def test_sequence_ratio_is_exp_of_mean_token_log_ratio():
 def test_clipped_surrogate_reference_and_clip_sides():
     ratio = torch.tensor([[0.5, 0.9, 1.0, 1.1, 1.5]])
     for a in (1.0, -1.0):
-        loss, low, high = clipped_surrogate(ratio.log(), torch.tensor([a]), AlgoConfig(clip_eps_low=0.2, clip_eps_high=0.28))
+        loss, low, high, dual = clipped_surrogate(ratio.log(), torch.tensor([a]), AlgoConfig(clip_eps_low=0.2, clip_eps_high=0.28))
         want = [-min(r * a, min(max(r, 0.8), 1.28) * a) for r in ratio[0].tolist()]
         assert loss[0].tolist() == pytest.approx(want)
         if a > 0:
             assert high[0].tolist() == [False, False, False, False, True] and not low.any()
         else:
             assert low[0].tolist() == [True, False, False, False, False] and not high.any()
+        assert not dual.any()
 
 
 @pytest.mark.parametrize("agg", ["token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"])

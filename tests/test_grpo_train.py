@@ -98,7 +98,7 @@ def test_dynamic_sampling_logs_the_dropped_fraction(tmp_path, cache):
     m = r.metrics
     assert (m["groups/dropped_frac"] == m["groups/zero_std_frac"]).all()
     assert m["groups/dropped_frac"].max() > 0
-    assert "loss/kl" not in m.columns  # DAPO has no KL term
+    assert "loss/kl" not in m.columns and "policy/kl_coef" not in m.columns  # DAPO has no KL term
 
 
 @pytest.mark.parametrize("preset,sets", [

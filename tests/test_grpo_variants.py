@@ -52,8 +52,9 @@ def test_reinforce_pp_baseline_group_mean_then_batch_std():
 def loss_of(name, ratios, a, **knobs):
     algo = AlgoConfig(**{"clip_eps_low": 0.2, "clip_eps_high": 0.2, **knobs})
     log_ratio = torch.tensor([ratios], dtype=torch.float64).log().requires_grad_(True)
-    loss, low, high = POLICY_LOSSES[name](log_ratio, torch.tensor([a], dtype=torch.float64), algo)
-    return loss, low, high, log_ratio
+    loss, low, high, dual = POLICY_LOSSES[name](log_ratio, torch.tensor([a], dtype=torch.float64), algo)
+    assert name == "dual_clip" or not dual.any()
+    return loss, low, high | dual, log_ratio
 
 
 def test_dual_clip_caps_the_negative_advantage_loss_at_c():
