@@ -99,6 +99,8 @@ class _Columns:
             values = chunk[name]
             if name in self.INT_COLUMNS:
                 self.cols[name][self.n : self.n + k] = values.to_numpy(dtype=np.int64)
+            elif values.dtype == np.float64:  # already numbers (most chunks): no per-column conversion pass
+                self.cols[name][self.n : self.n + k] = values.to_numpy()
             else:  # metrics are numbers; a reader reports what it could not parse, here it is null
                 self.cols[name][self.n : self.n + k] = pd.to_numeric(values, errors="coerce").to_numpy(
                     dtype=np.float64, na_value=np.nan)
