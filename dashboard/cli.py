@@ -17,6 +17,8 @@ from collectors.version import version_flag
 from dashboard.paths import ROOTS_ENV, STALE_ENV, default_roots
 
 APP = Path(__file__).resolve().parent / "app.py"
+# dashboard.diagnosis.i18n's LANGS and LOCALE_VARS[0], not imported: that would load the engine at every start
+LANGS, LANG_ENV = ("en", "zh"), "GRPOSCOPE_LANG"
 
 
 def _pair(text: str) -> str:
@@ -36,6 +38,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="rename a logged metric of text logs to a canonical name; repeat for several")
     p.add_argument("--stale-after", type=float, default=None, metavar="S",
                    help="a running run silent for S seconds is shown as stale (default 60)")
+    p.add_argument("--lang", choices=LANGS, default=None,
+                   help="language of the findings until a user picks one (default: from the locale)")
     p.add_argument("--version", **version_flag("grpo-dash"))
     return p.parse_args(argv)
 
@@ -61,6 +65,8 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
     env[ROOTS_ENV] = os.pathsep.join(str(r) for r in roots)
     if args.stale_after is not None:
         env[STALE_ENV] = str(args.stale_after)
+    if args.lang is not None:
+        env[LANG_ENV] = args.lang
     if args.map:  # the text readers in the app's process read it (collectors.readers.synonyms.MAP_ENV)
         env["GRPOSCOPE_MAP"] = ",".join(args.map)
     # The app imports `dashboard` and `collectors`; make them importable even from a source checkout.

@@ -161,6 +161,7 @@ def test_default_lang_from_the_locale():
     assert i18n.default_lang({"LANG": "zh_CN.UTF-8", "LC_ALL": "C.UTF-8"}) == "en"  # LC_ALL overrides LANG
     assert i18n.default_lang({"LANG": "en_US.UTF-8", "LANGUAGE": "zh_CN:en"}) == "zh"
     assert i18n.default_lang({"LANG": "de_DE.UTF-8"}) == "en"
+    assert i18n.default_lang({"LANG": "en_US.UTF-8", "GRPOSCOPE_LANG": "zh"}) == "zh"  # ours comes first
 
 
 def test_titles_carry_their_numbers_and_words():

@@ -92,3 +92,14 @@ def test_the_choice_follows_to_other_pages_and_back_to_english():
     assert url_lang(at) == "en"
     at.switch_page("views/diagnosis.py").run()
     assert at.title[0].value == "Diagnosis" and url_lang(at) == "en"
+
+
+def test_grpo_dash_lang_sets_the_default(monkeypatch):
+    import dashboard.cli as dash_cli
+
+    assert (dash_cli.LANGS, dash_cli.LANG_ENV) == (i18n.LANGS, i18n.LOCALE_VARS[0])
+    env = dash_cli.environment(dash_cli.parse_args(["--lang", "zh"]))
+    assert env["GRPOSCOPE_LANG"] == "zh"
+    monkeypatch.setenv("GRPOSCOPE_LANG", "zh")  # what grpo-dash --lang zh hands the app
+    at = open_page("diagnosis", run="root/broken_verifier")
+    assert at.title[0].value == "诊断" and url_lang(at) is None  # a default, not a choice: the URL stays

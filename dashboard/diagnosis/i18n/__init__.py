@@ -22,7 +22,8 @@ from dashboard.diagnosis.i18n import en, zh
 LANGS = ("en", "zh")
 DEFAULT_LANG = "en"
 CATALOGS: dict[str, ModuleType] = {"zh": zh}  # English is the source; every other language has a catalog here
-LOCALE_VARS = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")  # gettext's order: the first one set decides
+# our own first (grpo-dash --lang sets it for the app), then gettext's order: the first one set decides
+LOCALE_VARS = ("GRPOSCOPE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 
 
 def parse_lang(value: str | None) -> str | None:
@@ -33,7 +34,8 @@ def parse_lang(value: str | None) -> str | None:
 
 
 def default_lang(environ: Mapping[str, str] | None = None) -> str:
-    """The language of the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), English when it is none of ours."""
+    """The language of GRPOSCOPE_LANG or the locale (LANGUAGE, LC_ALL, LC_MESSAGES, LANG), English when it is
+    none of ours."""
     environ = os.environ if environ is None else environ
     for var in LOCALE_VARS:
         value = environ.get(var, "")
