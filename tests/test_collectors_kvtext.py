@@ -58,3 +58,10 @@ def test_verl_and_trl_console_lines_are_not_taken(tmp_path):
     from collectors.readers.kvtext import detect
 
     assert not detect(str(verl)) and not detect(str(trl))
+
+
+def test_a_printed_step_word_gives_the_step():
+    line = "Step 10/1000 | loss: 0.3 | reward: 0.5 | kl: 0.01"
+    assert step_of(line, pairs(line)) == (10, "the step the line prints")
+    line = "[iter 7] Reward: 0.5, KL: 0.1, Entropy: 2.0"
+    assert step_of(line, pairs(line))[0] == 7

@@ -5,9 +5,10 @@
 
 A line with at least MIN_PAIRS pairs (`Name: number` or `name=number`) is a row; every other line (prints,
 progress bars, debug dumps) is skipped. Names go through the synonym table and `--map` (`Avg Response Len`
-is `completions/len_mean`). The step is, first found: a pair named step / global_step / iter / iteration; a
-`(i/N)` counter on the line (after an `[e/E]` epoch counter, the step counts on across epochs:
-(e - 1) * N + i); else the row's position in the file, which a reader note says was assumed.
+is `completions/len_mean`). The step is, first found: a pair named step / global_step / iter / iteration,
+or such a word followed by a number (`Step 10/1000 |`, `iter 7 -`); a `(i/N)` counter on the line (after an
+`[e/E]` epoch counter, the step counts on across epochs: (e - 1) * N + i); else the row's position in the
+file, which a reader note says was assumed.
 
 Detection reads the first DETECT_BYTES of a `.log`/`.txt`/`.out` file and wants two such lines naming the
 same keys; verl's `step:N - key:value` lines and Python dict lines (TRL) never qualify, and those readers are
@@ -37,6 +38,7 @@ _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 _PAIR_RE = re.compile(rf"(?:^|(?<=[\s,;|(\[]))([A-Za-z_][\w./]*(?: [A-Za-z][\w./]*){{0,4}})\s*[:=]\s*({_NUM})"
                       rf"(?=$|[\s,;|)\]])", re.IGNORECASE)
 _COUNTER_RE = re.compile(r"([\[(])\s*(\d+)\s*/\s*(\d+)\s*[\])]")
+_STEP_WORD_RE = re.compile(r"\b(?:global[ _]step|step|iter(?:ation)?)\s*[:=#]?\s*(\d+)(?:\s*/\s*\d+)?\b", re.IGNORECASE)
 _VERL_RE = re.compile(r"(?:^|\s)step:\d+ - ")
 _STEP_NAMES = ("step", "global_step", "global step", "iter", "iteration", "steps")
 
@@ -89,6 +91,8 @@ def step_of(line: str, found: list[tuple[str, str]]) -> tuple[int | None, str]:
                 return int(float(value)), f"the `{name}` value"
             except ValueError:
                 break
+    if m := _STEP_WORD_RE.search(line):  # `Step 10/1000 | loss: ...`, `iter 7 - ...`
+        return int(m[1]), "the step the line prints"
     counters = _COUNTER_RE.findall(line)
     inner = [(int(i), int(n)) for br, i, n in counters if br == "("]
     outer = [(int(i), int(n)) for br, i, n in counters if br == "["]
