@@ -71,9 +71,11 @@ def test_json_list_of_dicts_merges_eval_rows_of_a_step(tmp_path):
     f.write_text(json.dumps([{"loss": 0.1, "reward": 0.2, "step": 1}, {"loss": 0.3, "reward": 0.4, "step": 2},
                              {"eval_reward": 0.9, "step": 2}, {"train_runtime": 5.0, "step": 2}]))
     assert detect_source(f) == "generic"
-    m = open_run(f).metrics
+    run = open_run(f)
+    m = run.metrics
     assert list(m["step"]) == [1, 2] and list(m["loss/total"]) == [0.1, 0.3]
-    assert m["eval/reward_mean"].iloc[1] == 0.9 and m["train_runtime"].iloc[1] == 5.0
+    assert m["eval/reward_mean"].iloc[1] == 0.9 and "train_runtime" not in m  # the summary is no metric
+    assert run.meta.info["train_summary"] == {"train_runtime": 5.0}
 
 
 def test_numeric_strings_and_a_type_change_fall_back_to_line_by_line(tmp_path):

@@ -25,6 +25,7 @@ import pyarrow.json as pajson
 
 from collectors.meta import RunError, RunMeta
 from collectors.readers.folders import file_runs
+from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.linetail import LineTail
 from collectors.readers.rows import TextRun
 from collectors.run import Problem
@@ -117,6 +118,12 @@ class GenericRun(TextRun):
             return []
         others = [k for k in STEP_KEYS if k in frame.columns and k != step_key]
         frame = frame.drop(columns=others).rename(columns={step_key: "step"})
+        if summary := [c for c in frame.columns if c in TRAINER_SUMMARY_KEYS]:
+            # the Trainer's end-of-training summary (a log_history's last entry): not a step's metric
+            last = frame[summary].dropna(how="all")
+            if len(last):
+                self.meta.info["train_summary"] = last.iloc[-1].dropna().to_dict()
+            frame = frame.drop(columns=summary)
         self._note_repeats(frame["step"])
         return self._emit(frame, self.path.name, lines, nans)
 

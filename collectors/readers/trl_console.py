@@ -29,6 +29,7 @@ import pandas as pd
 
 from collectors.meta import RunMeta
 from collectors.readers.folders import file_runs
+from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.linetail import LineTail
 from collectors.readers.rows import TextRun
 from collectors.run import Problem
@@ -41,7 +42,6 @@ _ANSI_RE = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")  # colours, and the cursor move
 _BAR_RE = re.compile(rb"^\s*\d+%\|[^|]*\|\s*(\d+)/(\d+) \[")  # the Trainer's bar has no description
 _DICT_RE = re.compile(rb"^\{'[^']+': ")
 _LOGGING_STEPS_RE = re.compile(rb"""logging_steps['"]?\s*[=:]\s*['"]?(\d+)""")
-_SUMMARY_KEYS = ("train_runtime", "train_loss")
 _TRAIN_KEYS = ("loss", "reward", "learning_rate", "grad_norm", "kl", "completion_length", "completions/mean_length")
 
 
@@ -56,7 +56,7 @@ def detect(target: str) -> bool:
     except OSError:
         return False
     for m in re.finditer(rb"(?:^|[\r\n])(\{'[^\r\n]*\})", head):
-        if any(f"'{k}': ".encode() in m[1] for k in _TRAIN_KEYS + _SUMMARY_KEYS):
+        if any(f"'{k}': ".encode() in m[1] for k in (*_TRAIN_KEYS, *TRAINER_SUMMARY_KEYS)):
             return True
     return False
 
@@ -71,7 +71,7 @@ def parse_dict(seg: bytes) -> dict[str, Any] | None:
 
 
 def kind(d: dict[str, Any]) -> str:
-    if any(k in d for k in _SUMMARY_KEYS) and not any(k in d for k in ("loss", "reward")):
+    if any(k in d for k in TRAINER_SUMMARY_KEYS):
         return "summary"
     if any(k.startswith("eval_") for k in d) and not any(k in d for k in ("loss", "reward")):
         return "eval"
