@@ -11,6 +11,7 @@ read by the protobuf, value by value.
 
 from __future__ import annotations
 
+import re
 import struct
 from typing import Any
 
@@ -21,7 +22,7 @@ from collectors.readers.columnar import WALL, Points
 
 # transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
 CONFIG_TAGS = ("args/text_summary", "args")
-_MAX_TEMPLATES = 16  # layouts tried per summary size before the rest is read value by value
+_MAX_TEMPLATES = 64  # layouts tried per summary size before the rest is read value by value
 _FLOAT_BYTES = np.arange(4)
 _DOUBLE = struct.Struct("<d")
 
@@ -33,11 +34,11 @@ def decode(records: list[bytes], points: Points | None = None) -> Points:
     from google.protobuf.message import DecodeError  # protobuf comes with tensorboard (and streamlit)
 
     out = points if points is not None else Points()
-    by_size: dict[int, list[tuple[int, int, float, bytes]]] = {}
+    by_layout: dict[bytes, list[tuple[int, int, float, bytes]]] = {}
     for raw in records:
         if (split := _split_event(raw)) is not None:
             step, wall, payload = split
-            by_size.setdefault(len(payload), []).append((out.next_event(), step, wall, payload))
+            by_layout.setdefault(_layout_key(payload), []).append((out.next_event(), step, wall, payload))
             continue
         try:  # any other event (file version, graph, a field we do not expect): the protobuf reads it
             event = Event.FromString(raw)
@@ -46,32 +47,48 @@ def decode(records: list[bytes], points: Points | None = None) -> Points:
             continue
         if event.HasField("summary"):
             _add_event(out, event, out.next_event())
-    for rows in by_size.values():
+    for rows in by_layout.values():
         _decode_same_size(rows, out)
     return out
+
+
+def _layout_key(payload: bytes) -> bytes:
+    """Size and first tag of a serialized summary (`0a len 0a taglen tag ...`, one-byte lengths), so that
+    summaries a writer logs one tag at a time (torch's add_scalar) are grouped by tag before templates are
+    tried; only a grouping: the template check decides."""
+    head = payload[:4]
+    if len(head) == 4 and head[0] == 0x0A and head[1] < 0x80 and head[2] == 0x0A and head[3] < 0x80:
+        return len(payload).to_bytes(4, "little") + payload[: 4 + head[3]]
+    return len(payload).to_bytes(4, "little")
+
+
+# an Event of a summary: wall_time (field 1, double), step (field 2, varint; absent when 0), summary (field 5)
+_EVENT_RE = re.compile(rb"(?:\x09(.{8}))?(?:\x10([\x80-\xff]{0,9}[\x00-\x7f]))?\x2a([\x80-\xff]{0,4}[\x00-\x7f])",
+                       re.DOTALL)
 
 
 def _split_event(raw: bytes) -> tuple[int, float, bytes] | None:
     """(step, wall_time, serialized summary) of an Event made of exactly those fields (wall_time 1, step 2,
     summary 5, in field order, as every writer serializes them), else None. proto3 leaves out a zero step."""
-    pos, wall, step = 0, 0.0, 0
-    if raw[:1] == b"\x09":
-        (wall,) = _DOUBLE.unpack_from(raw, 1)
-        pos = 9
-    if raw[pos:pos + 1] == b"\x10":
-        step, pos = _varint(raw, pos + 1)
-        if step >= 1 << 63:
-            step -= 1 << 64  # int64 two's complement
-    if raw[pos:pos + 1] != b"\x2a":
+    m = _EVENT_RE.match(raw)
+    if m is None:
         return None
-    length, pos = _varint(raw, pos + 1)
+    wall_bytes, step_bytes, length_bytes = m.groups()
+    length = length_bytes[0] if len(length_bytes) == 1 else _varint(length_bytes, 0)[0]
+    pos = m.end()
     if pos + length != len(raw) or not length:
         return None
-    return step, wall, raw[pos:]
+    step = 0
+    if step_bytes:
+        step = step_bytes[0] if len(step_bytes) == 1 else _varint(step_bytes, 0)[0]
+        if step >= 1 << 63:
+            step -= 1 << 64  # int64 two's complement
+    return step, (_DOUBLE.unpack(wall_bytes)[0] if wall_bytes else 0.0), raw[pos:]
 
 
 def _decode_same_size(rows: list[tuple[int, int, float, bytes]], out: Points) -> None:
-    """Summaries of one size: each template's matching rows at once with numpy, the rest value by value."""
+    """Summaries of one size (and first tag): each template's matching rows at once with numpy, the rest
+    value by value."""
     from tensorboard.compat.proto.summary_pb2 import Summary
 
     size = len(rows[0][3])
