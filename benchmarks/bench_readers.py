@@ -59,6 +59,19 @@ def write_tb(folder: Path, cols: list[str], data: np.ndarray):
     return w
 
 
+def write_tb_per_tag(folder: Path, cols: list[str], data: np.ndarray) -> None:
+    """One tag per event, as torch's SummaryWriter.add_scalar (and so transformers' TensorBoardCallback) logs."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    w = EventFileWriter(str(folder), max_queue_size=1000)
+    for s, row in enumerate(data):
+        for c, v in zip(cols, row, strict=True):
+            w.add_event(event_pb2.Event(step=s, wall_time=time.time(), summary=summary_pb2.Summary(
+                value=[summary_pb2.Summary.Value(tag=c, simple_value=float(v))])))
+    w.close()
+
+
 def write_verl(path: Path, cols: list[str], data: np.ndarray) -> None:
     with path.open("w") as f:
         for s, row in enumerate(data):
@@ -115,6 +128,8 @@ def main(argv=None) -> int:
     ap.add_argument("--metrics", type=int, default=40)
     ap.add_argument("--wandb-steps", type=int, default=None, help="default: --steps; 0 skips wandb")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--per-tag-steps", type=int, default=10_000,
+                    help="steps of the one-tag-per-event TensorBoard file (torch add_scalar style); 0 skips it")
     args = ap.parse_args(argv)
     from collectors import load_run
     from collectors.readers.generic import GenericRun
@@ -128,6 +143,9 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     write_native(tmp / "native", cols, data)
     tb = write_tb(tmp / "tb", cols, data)
+    tag_steps = min(args.steps, args.per_tag_steps)
+    if tag_steps:
+        write_tb_per_tag(tmp / "tb_per_tag", cols, data[:tag_steps])
     write_verl(tmp / "verl.jsonl", cols, data)
     write_csv(tmp / "log.csv", cols, data)
     write_jsonl(tmp / "log.jsonl", cols, data)
@@ -148,6 +166,9 @@ def main(argv=None) -> int:
 
     bench("native Parquet (`load_run`)", lambda: load_run(tmp / "native"), args.steps)
     bench("TensorBoard (`TensorBoardRun`)", lambda: TensorBoardRun(tmp / "tb"), args.steps)
+    if tag_steps:
+        bench(f"TensorBoard, one tag per event, {tag_steps:,} steps (`TensorBoardRun`)",
+              lambda: TensorBoardRun(tmp / "tb_per_tag"), tag_steps)
     bench("verl JSONL (`VerlRun`)", lambda: VerlRun(tmp / "verl.jsonl"), args.steps)
     bench("generic CSV (`GenericRun`)", lambda: GenericRun(tmp / "log.csv"), args.steps)
     bench("generic JSONL (`GenericRun`)", lambda: GenericRun(tmp / "log.jsonl"), args.steps)
@@ -172,7 +193,8 @@ def main(argv=None) -> int:
     from tensorboard.compat.proto import event_pb2, summary_pb2
 
     summ_row = values(1, args.metrics)[0]
-    tb_run, verl_run = rows[1][3], rows[2][3]
+    by_label = {label: run for label, _, _, run in rows}
+    tb_run, verl_run = by_label["TensorBoard (`TensorBoardRun`)"], by_label["verl JSONL (`VerlRun`)"]
     times: dict[str, list[float]] = {"TensorBoard": [], "verl JSONL": []}
     counts: dict[str, int] = {"TensorBoard": 0, "verl JSONL": 0}
     for i in range(LIVE_STEPS):
