@@ -114,6 +114,9 @@ def setup(cfg: Config) -> Trainer:
         raise ConfigError(f"algo.old_logprob_source: {OLD_LOGPROBS.unknown(cfg.algo.old_logprob_source)}")
     task = build_task(cfg.task)
     world, device_name = D.init_from_env(cfg.model.device)
+    if cfg.rollout.prompts_per_step < world.size:
+        raise ConfigError(f"rollout.prompts_per_step ({cfg.rollout.prompts_per_step}) must be at least the number "
+                          f"of processes ({world.size}): each rank samples whole groups of its own prompts")
     device = pick_device(device_name)
     torch.manual_seed(cfg.seed)
     policy = POLICIES[cfg.model.kind](cfg.model, device)

@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from grpo_core.config import build_config
+from grpo_core.config import ConfigError, build_config
 from grpo_core.rollout import collect, take_groups
 from grpo_core.train import setup, train, train_on
 from grpo_core.verifiers import VERIFIERS
@@ -65,6 +65,8 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank), WORLD_SIZE=str(world),
                       LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
+    with pytest.raises(ConfigError, match="at least the number of processes"):  # a rank without a group
+        setup(build_config(overrides=[("warm_start.enabled", "false"), ("rollout.prompts_per_step", "1")]))
     for case in CASES:  # one process group for every case: starting processes is the slow part
         tr = setup(config(case))
         ro = one_rollout(tr)
