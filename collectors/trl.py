@@ -1,11 +1,13 @@
 """A transformers TrainerCallback that writes our run format while a TRL GRPOTrainer trains.
 
-    trainer = GRPOTrainer(..., callbacks=[GrpoScopeCallback("runs/my-run")])
+    trainer = GRPOTrainer(..., callbacks=[GrpoScopeCallback("runs/my-run", stop_on="critical")])
 
 Config (the GRPOConfig as a flat dict) goes into run.json at train start; every `on_log` becomes metrics
 under our names (keymap.TRL, the same map the offline TRL reader uses); TRL's completions Parquet files
 (with `log_completions=True`) become samples as they appear. Only this module imports transformers, and
 only when it is imported itself: `import collectors` stays free of torch and transformers.
+With watch=True (default) the diagnosis watches the run as it trains (collectors/trl_guard.py); stop_on
+"critical" or "warning" ends training once such a finding holds, and the run closes with status `stopped`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collectors.readers.trl import (
     trl_row,
 )
 from collectors.store.writer import RunWriter
+from collectors.trl_guard import BUDGET, EVERY, TrlGuard
 
 
 def _json_config(args: Any) -> dict[str, Any]:
@@ -40,9 +43,13 @@ def _json_config(args: Any) -> dict[str, Any]:
 class GrpoScopeCallback(TrainerCallback):
     """Writes metrics, config and samples to `path` in the grposcope run format, on the main process only."""
 
-    def __init__(self, path: str | Path, name: str | None = None) -> None:
+    def __init__(self, path: str | Path, name: str | None = None, watch: bool = True, stop_on: str | None = None,
+                 watch_every: int = EVERY, watch_budget: float | None = BUDGET) -> None:
         self.path = Path(path)
         self.name = name
+        if stop_on is not None and not watch:
+            raise ValueError("stop_on needs watch=True: the guard is what stops the run")
+        self.guard = TrlGuard(stop_on, watch_every, watch_budget) if watch else None
         self.writer: RunWriter | None = None
         self._row: dict[str, float] = {}  # the current step's metrics: train and eval logs of one step merge
         self._row_step: int | None = None
@@ -57,6 +64,8 @@ class GrpoScopeCallback(TrainerCallback):
         self.writer = RunWriter(self.path, name=self.name, config=_json_config(args), source="trl",
                                 handle_signals=False)  # the trainer owns the process's signals
         self._completions = Path(args.output_dir) / "completions"
+        if self.guard is not None:
+            self.guard.begin(self.writer, args)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if self.writer is None or not logs or any(k in logs for k in TRAINER_SUMMARY_KEYS):
@@ -64,6 +73,9 @@ class GrpoScopeCallback(TrainerCallback):
         step = int(state.global_step)
         if self._row_step is not None and step != self._row_step:
             self._flush()
+            if self.guard is not None:
+                self.guard.drain(state, logs)
+                control.should_training_stop |= self.guard.reason is not None
         self._row_step = step
         if any(k.startswith("eval_") for k in logs):
             self._eval_steps.add(step)
@@ -78,12 +90,18 @@ class GrpoScopeCallback(TrainerCallback):
             return
         self._flush()
         self._read_completions()
-        self.writer.close("finished")
+        if self.guard is not None:
+            self.guard.end()
+            self.guard.drain(state, None)
+        reason = self.guard.reason if self.guard is not None else None
+        self.writer.close("stopped" if reason else "finished", error=reason)
         self.writer = None
 
     def _flush(self) -> None:
         if self._row_step is not None and self._row:
             self.writer.log_step(self._row_step, self._row)
+            if self.guard is not None:
+                self.guard.on_step(self._row_step, self._row)
         self._row, self._row_step = {}, None
 
     def _read_completions(self) -> None:
@@ -101,4 +119,7 @@ class GrpoScopeCallback(TrainerCallback):
             self._seen.add(f)
             step = completions_step(f)
             if len(frame) and (step is None or is_training_rollout(step, self._eval_steps, self._rollout_steps)):
-                self.writer.log_samples(completion_samples(frame))
+                samples = completion_samples(frame)
+                self.writer.log_samples(samples)
+                if self.guard is not None:
+                    self.guard.add_samples(samples.to_dict("records"))
