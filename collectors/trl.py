@@ -16,8 +16,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
-
+from collectors.extras import require
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.trl import (
     ROLLOUT_KEY,
@@ -28,6 +27,9 @@ from collectors.readers.trl import (
 )
 from collectors.store.writer import RunWriter
 from collectors.trl_guard import BUDGET, EVERY, TrlGuard
+
+# the one module that needs transformers: without it, `from collectors.trl import ...` names the extra
+TrainerCallback = require("transformers", "trl", "GrpoScopeCallback").TrainerCallback
 
 
 def _json_config(args: Any) -> dict[str, Any]:
@@ -44,12 +46,13 @@ class GrpoScopeCallback(TrainerCallback):
     """Writes metrics, config and samples to `path` in the grposcope run format, on the main process only."""
 
     def __init__(self, path: str | Path, name: str | None = None, watch: bool = True, stop_on: str | None = None,
-                 watch_every: int = EVERY, watch_budget: float | None = BUDGET) -> None:
+                 watch_every: int = EVERY, watch_budget: float | None = BUDGET, lang: str | None = None) -> None:
+        """lang: the language of the findings the guard logs ("en", "zh"; default: from the locale)."""
         self.path = Path(path)
         self.name = name
         if stop_on is not None and not watch:
             raise ValueError("stop_on needs watch=True: the guard is what stops the run")
-        self.guard = TrlGuard(stop_on, watch_every, watch_budget) if watch else None
+        self.guard = TrlGuard(stop_on, watch_every, watch_budget, lang=lang) if watch else None
         self.writer: RunWriter | None = None
         self._row: dict[str, float] = {}  # the current step's metrics: train and eval logs of one step merge
         self._row_step: int | None = None

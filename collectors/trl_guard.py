@@ -20,8 +20,13 @@ BUDGET = 0.01  # the most of the training time the checks may take
 
 class TrlGuard:
     def __init__(self, stop_on: str | None = None, every: int = EVERY, budget: float | None = BUDGET,
-                 hold: int | None = None) -> None:
+                 hold: int | None = None, lang: str | None = None) -> None:
+        from dashboard.diagnosis.i18n import LANGS, default_lang
         from dashboard.diagnosis.watch import HOLD_CHECKS, STOP_SEVERITIES
+
+        self.lang = lang or default_lang()  # of the lines it logs; the run folder's files keep English and ids
+        if self.lang not in LANGS:
+            raise ValueError(f"lang {lang!r}: known languages are {', '.join(LANGS)}")
 
         if stop_on is not None and stop_on not in STOP_SEVERITIES:
             raise ValueError(f"stop_on must be one of {', '.join(STOP_SEVERITIES)} or None, got {stop_on!r}")
@@ -40,7 +45,7 @@ class TrlGuard:
         if "wandb" in report_to and (run := _wandb_run()) is not None:
             sinks.append(wandb_sink(run))
         if "tensorboard" in report_to and (logdir := _tensorboard_dir(args)) is not None:
-            sinks.append(_tensorboard_sink(logdir))
+            sinks.append(_tensorboard_sink(logdir, self.lang))
         watcher = Watcher(config=writer.meta.config, source="trl", stop_on=self.stop_on, hold=self.hold)
         self.guard = Guard(watcher, Pacer(self.every, self.budget), sinks)
 
@@ -77,7 +82,7 @@ class TrlGuard:
         from dashboard.diagnosis.guard import console_sink
 
         log = logging.get_logger("transformers.grposcope")
-        console_sink(log.warning)(update)
+        console_sink(log.warning, self.lang)(update)
 
     def _history_sink(self, update) -> None:
         from dashboard.diagnosis.guard import stop_text
@@ -107,7 +112,7 @@ def _tensorboard_dir(args: Any) -> Path | None:
     return max(runs, key=lambda p: p.stat().st_mtime) if runs else None
 
 
-def _tensorboard_sink(logdir: Path):
+def _tensorboard_sink(logdir: Path, lang: str = "en"):
     """Findings as text summaries (tag grposcope/findings) in LOGDIR/grposcope/."""
     from torch.utils.tensorboard import SummaryWriter
 
@@ -119,8 +124,8 @@ def _tensorboard_sink(logdir: Path):
 
     def tensorboard(update) -> None:
         for f in update.new:
-            tb.add_text("grposcope/findings", alert_line(f, update.step), update.step)
+            tb.add_text("grposcope/findings", alert_line(f, update.step, lang=lang), update.step)
         for f in update.cleared:
-            tb.add_text("grposcope/findings", alert_line(f, update.step, "cleared"), update.step)
+            tb.add_text("grposcope/findings", alert_line(f, update.step, "cleared", lang=lang), update.step)
         tb.flush()
     return tensorboard

@@ -288,3 +288,32 @@ def test_alert_line_and_console_sink_in_chinese():
     lines: list[str] = []
     console_sink(lines.append, lang="zh")(Update(step=40, new=[f]))
     assert lines == [alert_line(f, 40, lang="zh")]
+
+
+def test_trl_callback_logs_findings_in_the_chosen_language(tmp_path, monkeypatch):
+    import logging
+
+    trl = pytest.importorskip("collectors.trl")  # transformers: the trl extra
+    from dashboard.diagnosis.watch import Update, alert_line
+
+    for var in i18n.LOCALE_VARS:
+        monkeypatch.delenv(var, raising=False)
+    assert trl.GrpoScopeCallback(tmp_path / "a").guard.lang == "en"
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    assert trl.GrpoScopeCallback(tmp_path / "b").guard.lang == "zh"
+    cb = trl.GrpoScopeCallback(tmp_path / "c", lang="zh")
+    with pytest.raises(ValueError, match="known languages are en, zh"):
+        trl.GrpoScopeCallback(tmp_path / "d", lang="fr")
+
+    f = next(f for f in diagnose(open_run(str(SAMPLE_RUNS / "small_group"))).findings if f.rule_id == "small_group")
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    log = logging.getLogger("transformers.grposcope")
+    log.addHandler(handler)
+    try:
+        cb.guard._logger_sink(Update(step=40, new=[f]))
+    finally:
+        log.removeHandler(handler)
+    assert [r.getMessage() for r in records] == [alert_line(f, 40, lang="zh")]
+    assert "group 太小（G = 2）" in records[0].getMessage()

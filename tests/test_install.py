@@ -189,6 +189,11 @@ def test_light_install_names_the_extra_a_reader_needs(light, tmp_path):
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == ("grpo-diagnose: cannot read wandb://someone/project/run1: reading wandb:// runs needs the "
                           "wandb package, which the base install leaves out: pip install 'grposcope[wandb]'\n")
+    callback = run([str(light / "python"), "-c", "from collectors.trl import GrpoScopeCallback"], cwd=tmp_path,
+                   env=bare_env())
+    assert callback.returncode == 1 and callback.stderr.strip().splitlines()[-1] == (
+        "collectors.extras.MissingExtra: GrpoScopeCallback needs transformers, which the base install leaves out: "
+        "pip install 'grposcope[trl]'")
     summary = pytest.importorskip("torch.utils.tensorboard")  # here, not in the light install
     w = summary.SummaryWriter(log_dir=str(tmp_path / "tb"))
     for step in range(3):
