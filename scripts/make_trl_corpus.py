@@ -45,11 +45,11 @@ def padded_exact(completions, prompts, **kwargs):
 
 
 def length_bonus(completions, prompts, **kwargs):
-    """A reward that pays for length: the answer as a prefix earns 1, plus 0.25 per extra character (up to 4)."""
+    """A reward that pays for length: the answer as a prefix earns 1, plus 0.5 per extra character (up to 4)."""
     out = []
     for c, p in zip(completions, prompts, strict=True):
         c, a = c.strip(), answer(p)
-        out.append(1.0 + 0.25 * min(len(c) - len(a), 4) if c.startswith(a) else 0.0)
+        out.append(1.0 + 0.5 * min(len(c) - len(a), 4) if c.startswith(a) else 0.0)
     return out
 
 
@@ -114,14 +114,10 @@ SPECS = [
     Spec("small_group", "G = 2 (16 prompts per step): one response decides each group", "advantages +-1 or 0",
          args={"num_generations": 2},
          expected_rules=("small_group",), allowed_rules=("zero_variance_groups", "config_small_group_adv")),
-    Spec("length_reward", "a reward that pays 0.25 per character after the answer, no KL",
+    Spec("length_reward", "a reward that pays 0.5 per character after the answer (up to 4), no KL, lr 2e-3",
          "completion length and reward grow", reward="length_bonus",
-         args={"beta": 0.0, "learning_rate": 3e-3, "max_steps": 200},
-         expected_rules=("length_drift",), allowed_rules=("zero_variance_groups", "entropy_collapse")),
-    Spec("entropy_collapse", "no KL and learning rate 5e-3: the policy sharpens on whatever it samples",
-         "entropy falls to a fraction of its early level within tens of steps", args={"beta": 0.0, "learning_rate": 5e-3},
-         expected_rules=("entropy_collapse",),
-         allowed_rules=("low_diversity", "zero_variance_groups", "reward_flat", "no_learning", "sparse_reward")),
+         args={"beta": 0.0, "learning_rate": 2e-3, "max_steps": 200},
+         expected_rules=("length_drift",), allowed_rules=("truncation", "zero_variance_groups", "entropy_collapse")),
     Spec("many_reuses", "num_iterations 8: each rollout is reused for 8 optimizer steps",
          "clip fraction is non-zero after the first step of each rollout", args={"num_iterations": 8},
          expected_rules=("config_many_reuses",),
@@ -173,6 +169,7 @@ def warm_start(model_dir: str, target: float, dest: Path) -> tuple[str, int, flo
     import torch
     import transformers
 
+    torch.manual_seed(0)  # the pass-rate checks sample: the same warm start whatever ran before
     tok = transformers.AutoTokenizer.from_pretrained(model_dir)
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)

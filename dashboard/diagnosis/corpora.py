@@ -57,27 +57,30 @@ def rule_label(rule_id: str) -> str:
 
 
 def verdict_text(diagnosis: Any) -> str | None:
-    """The one-line verdict as text, whatever shape the engine gives it (absent: None)."""
+    """The one-line verdict as text (absent: None)."""
     v = getattr(diagnosis, "verdict", None)
-    if v is None or isinstance(v, str):
-        return v
-    if hasattr(v, "to_dict"):
-        return " ".join(str(x) for x in v.to_dict().values() if isinstance(x, str))
-    return str(v)
+    return v if v is None or isinstance(v, str) else str(getattr(v, "text", v))
 
 
-def observe(case: Case, to_label: Callable[[str], str | None], opener: Callable[[str], Any] | None = None
-            ) -> Observation:
-    """Open and diagnose the case's run; labels through `to_label` (identity for rule ids, symptom_of)."""
-    if opener is None:
-        from collectors import open_run as opener
+def open_all(target: str) -> list[Any]:
+    """Every run a target holds: one per launch of a folder several launches wrote into, else the one run."""
+    from collectors import sources
+
+    return sources.open_runs(target)
+
+
+def observe(case: Case, to_label: Callable[[str], str | None],
+            opener: Callable[[str], list[Any]] = open_all) -> Observation:
+    """Open and diagnose the case's run(s); labels through `to_label` (identity for rule ids, symptom_of).
+    A target holding several launches is judged launch by launch; its labels are the union (worst severity)."""
     try:
-        run = opener(case.path)
-        d = diagnose(run)
+        diagnoses = [diagnose(run) for run in opener(case.path)]
     except Exception as e:  # noqa: BLE001 - a run that does not open is a scored miss, reported as unreadable
         return Observation({}, error=f"{type(e).__name__}: {e}")
-    labels = worst_severity(((f.rule_id, f.severity) for f in d.findings), to_label)
-    return Observation(labels, steps=d.steps, verdict=verdict_text(d))
+    pairs = [(f.rule_id, f.severity) for d in diagnoses for f in d.findings]
+    verdicts = [t for d in diagnoses if (t := verdict_text(d)) is not None]
+    return Observation(worst_severity(pairs, to_label), steps=sum(d.steps for d in diagnoses),
+                       verdict="; ".join(verdicts) if verdicts else None, launches=len(diagnoses))
 
 
 def score_cases(name: str, cases: list[Case], to_label: Callable[[str], str | None]) -> CorpusScore:

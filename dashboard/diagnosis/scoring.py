@@ -41,6 +41,7 @@ class Observation:
     error: str | None = None  # the run did not open (or the diagnosis failed): the message
     steps: int | None = None  # logged metric rows the diagnosis saw
     verdict: str | None = None  # the diagnosis's one-line verdict, when it gives one
+    launches: int = 1  # separate runs the target held (each diagnosed on its own)
 
 
 @dataclass
@@ -107,6 +108,8 @@ def reader_failures(facts: Mapping[str, object], obs: Observation) -> list[str]:
     steps = facts.get("steps")
     if isinstance(steps, int) and obs.steps is not None and obs.steps != steps:
         out.append(f"{obs.steps} steps read, {steps} expected")
+    if facts.get("separate_launches") and obs.launches < 2:
+        out.append("must open as separate launches: opened as one run")
     if facts.get("says_too_short") or facts.get("says_cannot_judge"):
         if obs.verdict is None:
             out.append("must say it cannot judge: the diagnosis gives no verdict")
