@@ -250,6 +250,7 @@ def test_cli_lang_text_json_and_locale_default(monkeypatch, capsys):
     code, out_zh, err = grpo_diagnose(monkeypatch, capsys, run, "--lang", "zh")
     assert code == 0, err
     assert "group 太小（G = 2）" in out_zh and "优先检查：" in out_zh and "[警告]" in out_zh
+    assert out_zh.splitlines()[1].startswith("结论：")
     assert "1. advantage 是按 prompt group、整个 batch，还是不除标准差？" in out_zh
     out_en = grpo_diagnose(monkeypatch, capsys, run)[1]  # no locale at all: English
     assert "Group too small (G = 2)" in out_en and "check first:" in out_en

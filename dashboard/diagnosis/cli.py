@@ -96,7 +96,7 @@ def format_text(name: str, d: Diagnosis, verbose: bool, lang: str = "en") -> str
         body += [f"  {n.rule_id}: {n.reason}" for n in d.not_judged]
     if not d.findings and d.verdict.kind == "cant_judge":
         body = body[1:]  # the verdict says "can't judge" and why; "no findings" would read as a clean bill
-    return "\n".join([head, f"verdict: {d.verdict.text}", *body])
+    return "\n".join([head, f"{label('verdict', lang)}{label('sep', lang)}{d.verdict.text}", *body])
 
 
 def worst(d: Diagnosis) -> int:

@@ -37,6 +37,7 @@ LABELS: dict[str, str] = {
     "alert_checks": "{head}; check first: {checks}",
     "alert_cleared": "grposcope cleared at step {step}: {title} ({rule}) no longer holds",
     "list_sep": "; ",
+    "verdict": "verdict",
     "rule": "rule",
     "reason": "reason",
     "new_finding": "new finding",

@@ -206,6 +206,7 @@ LABELS: dict[str, str] = {
     "alert_checks": "{head}；优先检查：{checks}",
     "alert_cleared": "grposcope 第 {step} 步：{title}（{rule}）已不再成立",
     "list_sep": "；",
+    "verdict": "结论",
     "rule": "规则",
     "reason": "原因",
     "new_finding": "新发现",
