@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -21,25 +21,26 @@ from collectors.readers.keymap import family_name
 
 # TRL/OpenRLHF log their trainer step as train/global_step (OpenRLHF's eval rows: eval/global_step); else _step
 STEP_KEYS = ("train/global_step", "eval/global_step", "_step")
-_NOT_PLAIN = re.compile(r'["{\[]|null')  # strings, dicts (media), lists, nulls: the row-by-row path
+_NOT_PLAIN = ('"', "{", "[", "null")  # strings, dicts (media), lists, nulls: the row-by-row path
 
 
 class HistoryBatch:
     """History records of plain numbers, decoded together: one `json.loads` for the whole batch. Any other
-    record goes to `slow(history, order)` at once."""
+    record goes to `slow(raw record, order)` at once. Records come as `light_history` parses them."""
 
     def __init__(self, points: Points, slow: Callable[[Any, int], None]) -> None:
         self.points, self.slow = points, slow
         self._texts: list[str] = []
-        self._records: list[tuple[int, Any, tuple[list[int], int]]] = []  # (order, history, (codes, step at))
+        # (order, history, raw record, (codes, index of the step key))
+        self._records: list[tuple[int, Any, bytes, tuple[list[int], int]]] = []
 
-    def add(self, history: Any) -> None:
+    def add(self, history: Any, raw: bytes) -> None:
         order = self.points.next_event()
         items = history.item
-        keys = _keys(items)
-        text = ",".join([it.value_json for it in items]) if keys is not None else ""
-        if keys is None or not text or _NOT_PLAIN.search(text):
-            self.slow(history, order)
+        keys = [it.nested_key or it.key for it in items]
+        text = ",".join([it.value_json for it in items])
+        if "" in keys or not text or any(mark in text for mark in _NOT_PLAIN):
+            self.slow(raw, order)
             return
         index = self.points._index  # wandb-core writes a row's keys in no fixed order: looked up per record
         try:
@@ -48,7 +49,7 @@ class HistoryBatch:
             codes = [self.points.code(k) for k in keys]
         at = next((keys.index(k) for k in STEP_KEYS if k in keys), -1)
         self._texts.append(text)
-        self._records.append((order, history, (codes, at)))
+        self._records.append((order, history, raw, (codes, at)))
 
     def flush(self) -> None:
         """Decode what was batched into `points` (records whose values do not parse go to `slow`)."""
@@ -60,16 +61,16 @@ class HistoryBatch:
             values = json.loads(f"[{','.join(texts)}]")
         except json.JSONDecodeError:
             values = None
-        counts = [len(layout[0]) for _, _, layout in records]
+        counts = [len(layout[0]) for *_, layout in records]
         if values is None or len(values) != sum(counts):  # an empty or odd value somewhere: one at a time
-            for (order, history, _), text in zip(records, texts, strict=True):
-                self._one(order, history, text)
+            for (order, history, raw, _), text in zip(records, texts, strict=True):
+                self._one(order, history, raw, text)
             return
         steps, orders, codes, keep, start = [], [], [], [], 0
-        for (order, history, (layout_codes, at)), n in zip(records, counts, strict=True):
+        for (order, history, raw, (layout_codes, at)), n in zip(records, counts, strict=True):
             step = _step(values[start + at] if at >= 0 else None, history)
             if step is None:
-                self.slow(history, order)
+                self.slow(raw, order)
             else:
                 steps.append(step)
                 orders.append(order)
@@ -83,31 +84,64 @@ class HistoryBatch:
         self.points.add_arrays(np.repeat(np.array(steps, dtype=np.int64), lengths), np.array(codes, dtype=np.int64),
                                np.array(flat, dtype=np.float64), np.repeat(np.array(orders, dtype=np.int64), lengths))
 
-    def _one(self, order: int, history: Any, text: str) -> None:
+    def _one(self, order: int, history: Any, raw: bytes, text: str) -> None:
         try:
             values = json.loads(f"[{text}]")
         except json.JSONDecodeError:
             values = None
-        keys = _keys(history.item)
+        keys = [it.nested_key or it.key for it in history.item]
         step = _step(next((values[keys.index(k)] for k in STEP_KEYS if k in keys), None), history) if (
-            values is not None and keys is not None and len(values) == len(keys)) else None
+            values is not None and len(values) == len(keys)) else None
         if step is None:
-            self.slow(history, order)
+            self.slow(raw, order)
         else:
             self.points.add(step, keys, values, order)
 
 
-def _keys(items: Any) -> list[str] | None:
-    """The items' names: wandb-core writes each as a one-element `nested_key` (older clients as `key`);
-    None when one is a path of several parts (a logged dict), which the row-by-row path joins."""
-    nested = [it.nested_key for it in items]
-    lengths = list(map(len, nested))
-    if lengths.count(1) == len(lengths):
-        return [n[0] for n in nested]
-    if lengths.count(0) == len(lengths):
-        keys = [it.key for it in items]
-        return None if "" in keys else keys
-    return None
+HISTORY_FIELD = 2  # Record.history (wandb_internal.proto)
+
+
+@lru_cache(maxsize=1)
+def light_record_class() -> type:
+    """A protobuf class that reads a wandb `Record` holding a history as `.history.item[i]` with `key`,
+    `nested_key` and `value_json` as plain strings (and `.history.step.num`), fields numbered as in
+    wandb_internal.proto. `nested_key` is repeated there; declared singular here, one field access per item
+    costs a string instead of a container. A path of several parts would keep only its last part, so
+    `light_history` takes a record only when nothing was dropped."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    f = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="grposcope_wandb_history.proto", package="grposcope_wandb",
+                                               syntax="proto3")
+    item = proto.message_type.add(name="Item")
+    for name, number in (("key", 1), ("nested_key", 2), ("value_json", 16)):
+        item.field.add(name=name, number=number, type=f.TYPE_STRING, label=f.LABEL_OPTIONAL)
+    proto.message_type.add(name="Step").field.add(name="num", number=1, type=f.TYPE_INT64, label=f.LABEL_OPTIONAL)
+    history = proto.message_type.add(name="History")
+    history.field.add(name="item", number=1, type=f.TYPE_MESSAGE, label=f.LABEL_REPEATED,
+                      type_name=".grposcope_wandb.Item")
+    history.field.add(name="step", number=2, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
+                      type_name=".grposcope_wandb.Step")
+    record = proto.message_type.add(name="Record")
+    record.field.add(name="history", number=HISTORY_FIELD, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
+                     type_name=".grposcope_wandb.History")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("grposcope_wandb.Record"))
+
+
+def light_history(light: type, raw: bytes) -> Any | None:
+    """The history of a serialized Record read with `light_record_class`, or None when that read would lose
+    bytes (a nested key of several parts, a default written out) or the bytes do not parse: the record is
+    then read with wandb's own classes. Fields it does not declare are kept as unknown, so a read that lost
+    nothing serializes back to the same size."""
+    from google.protobuf.message import DecodeError
+
+    try:
+        record = light.FromString(raw)
+    except DecodeError:
+        return None
+    return record.history if record.ByteSize() == len(raw) else None
 
 
 def _step(value: Any, history: Any) -> int | None:

@@ -31,7 +31,15 @@ from collectors.extras import require
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, fill_known, pivot
 from collectors.readers.keymap import map_row
-from collectors.readers.wandb_history import STEP_KEYS, HistoryBatch, column, record_type
+from collectors.readers.wandb_history import (
+    HISTORY_FIELD,
+    STEP_KEYS,
+    HistoryBatch,
+    column,
+    light_history,
+    light_record_class,
+    record_type,
+)
 from collectors.run import Problem, Run
 from collectors.sources import detect_source, open_run, register_source
 
@@ -251,11 +259,16 @@ class WandbOfflineRun(Run):
         if self._reader is None or self._reader.path != f:
             self._reader = RecordReader(f)
         points = Points()
-        batch = HistoryBatch(points, lambda history, order: self._slow_history(f, history, points, order))
+        batch = HistoryBatch(points, lambda raw, order: self._slow_history(f, raw, points, order))
         kinds, wanted = _record_types(pb)
+        light = light_record_class()
         for raw in self._reader.read():
             if (kind_no := record_type(raw, kinds)) is not None and kind_no not in wanted:
                 continue  # a record this reader has no use for (summary, stats, output, ...): not parsed
+            if kind_no == HISTORY_FIELD and (history := light_history(light, raw)) is not None:
+                self._history_seen = True
+                batch.add(history, raw)
+                continue
             try:
                 rec = pb.Record.FromString(raw)
             except DecodeError:
@@ -264,7 +277,7 @@ class WandbOfflineRun(Run):
             kind = rec.WhichOneof("record_type")
             if kind == "history":
                 self._history_seen = True
-                batch.add(rec.history)
+                self._slow_history(f, rec.history, points, points.next_event())
             elif kind == "config":
                 self._config(rec.config.update)
             elif kind == "run":
@@ -313,6 +326,11 @@ class WandbOfflineRun(Run):
         return [new]
 
     def _slow_history(self, f: Path, history, points: Points, order: int) -> None:
+        """One history record read row by row (`history_row`); `history` may be the record's bytes."""
+        if isinstance(history, bytes):
+            from wandb.proto import wandb_internal_pb2 as pb
+
+            history = pb.Record.FromString(history).history
         if row := self._history_row(f, history):
             step = row.pop("step")
             points.add(step, list(row), list(row.values()), order)
