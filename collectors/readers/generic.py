@@ -143,6 +143,10 @@ class GenericRun(TextRun):
                                    convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
         except pa.ArrowInvalid as e:
             raise RunError(f"{self.path}: not a readable CSV ({e})") from None
+        try:
+            table.column_names  # noqa: B018 - decoded on access: a header that is no UTF-8 fails here
+        except UnicodeDecodeError:
+            raise RunError(f"{self.path}: the header is not UTF-8 text") from None
         if self._header is None:
             self._header, first = table.column_names, first + 1
         if skipped:
@@ -157,15 +161,15 @@ class GenericRun(TextRun):
             if len(frame) == block.count(b"\n") - block.count(b"\n\n"):  # no blank line shifts the numbering
                 return frame, nans, np.arange(first, first + len(frame))
             return frame, nans, np.full(len(frame), first)
-        except pa.ArrowInvalid:
+        except (pa.ArrowException, UnicodeDecodeError):  # text that is no UTF-8 fails on access
             pass  # a broken line or a column changing type: read line by line to name what is wrong
         rows, lines = [], []
         for no, raw in enumerate(block.split(b"\n"), first):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
-            except ValueError as e:
+                obj = json.loads(raw.decode("utf-8"))  # strict: json would let an encoded surrogate through
+            except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python recurses
                 self._note(Problem(self.path.name, f"line {no}: not JSON ({getattr(e, 'msg', e)}); skipped"))
                 continue
             if not isinstance(obj, dict):
@@ -184,8 +188,8 @@ class GenericRun(TextRun):
             self._reset(self.path.name, "file was rewritten; read again")
         self._json_state = (st.st_size, st.st_mtime)
         try:
-            obj = json.loads(self.path.read_bytes())
-        except ValueError as e:
+            obj = json.loads(self.path.read_bytes().decode("utf-8"))
+        except (ValueError, RecursionError) as e:
             self._note(Problem(self.path.name, f"not JSON ({getattr(e, 'msg', e)}); nothing read"))
             return []
         if isinstance(obj, dict):

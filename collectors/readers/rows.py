@@ -18,8 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from collectors.meta import RunError, RunMeta
+from collectors.readers.keymap import to_number
 from collectors.readers.synonyms import rename_plan, to_canonical, user_map
 from collectors.run import NAN_AT, Problem, Run
 
@@ -55,8 +57,12 @@ def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], d
         if s.dtype.kind in "fiub":  # a NaN here may be a null: the parser says which were logged NaNs
             values = s.to_numpy(dtype=np.float64, na_value=np.nan)
         else:
-            num = pd.to_numeric(s.map(_scalar_text) if s.dtype == object else s, errors="coerce")
-            values = num.to_numpy(dtype=np.float64, na_value=np.nan)
+            s = _listable(s)
+            try:
+                num = pd.to_numeric(s.map(_scalar_text) if s.dtype == object else s, errors="coerce")
+                values = num.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (OverflowError, TypeError, ValueError):  # an int beyond float (2**1000): value by value
+                values = np.array([math.nan if (x := to_number(v)) is None else x for v in s], dtype=np.float64)
             given = s.notna().to_numpy()
             is_nan = np.isnan(values)
             logged_nan = given & is_nan & s.map(_is_nan_word).to_numpy(dtype=bool)
@@ -70,6 +76,18 @@ def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], d
                 bad[col] = wrong
         out[col] = values
     return pd.DataFrame(out, index=frame.index, copy=False), nans, bad, text
+
+
+def _listable(s: pd.Series) -> pd.Series:
+    """`s`, or where its Arrow text holds bytes that are no UTF-8 (and so cannot even be listed), a column
+    of a marker text that the caller reports as not a number."""
+    if s.dtype == object:
+        return s
+    try:
+        s.tolist()
+    except (pa.ArrowException, UnicodeError):
+        return pd.Series(["<not UTF-8>"] * len(s), index=s.index, dtype=object)
+    return s
 
 
 def _scalar_text(v):

@@ -204,15 +204,15 @@ class VerlRun(TextRun):
                     frame, _ = arrow_columns(flat)
                     frame.insert(0, "step", table.column("step").to_numpy())
                     return frame, np.arange(first, first + len(frame))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):  # a key that is no UTF-8 fails on its name
             pass  # a broken line, a value changing type: line by line below
         rows, lines = [], []
         for no, raw in enumerate(block.split(b"\n"), first):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
-            except ValueError as e:
+                obj = json.loads(raw.decode("utf-8"))  # strict: json would let an encoded surrogate through
+            except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python recurses
                 self._note(Problem(path.name, f"line {no}: not JSON ({getattr(e, 'msg', e)}); skipped"))
                 continue
             if not isinstance(obj, dict) or not isinstance(obj.get("step"), int) or not isinstance(obj.get("data"), dict):
@@ -284,10 +284,10 @@ class VerlRun(TextRun):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                obj = json.loads(raw.decode("utf-8"))
                 score = float(obj["score"])
                 records.append((str(obj.get("input", "")), obj.get("output"), score))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            except (KeyError, TypeError, ValueError, RecursionError):
                 self._note(Problem(f.name, f"line {no}: expected JSON with input, output and a numeric score; skipped"))
         if not records:
             return None, {}
@@ -307,7 +307,7 @@ def dump_samples(step: int, records: list[tuple[str, Any, float]]) -> tuple[pd.D
         g = group_of.setdefault(prompt, len(group_of))
         s = counts.get(g, 0)
         counts[g] = s + 1
-        out.append({"step": step, "prompt_id": hashlib.sha1(prompt.encode()).hexdigest()[:12], "group": g,
+        out.append({"step": step, "prompt_id": hashlib.sha1(prompt.encode(errors="surrogatepass")).hexdigest()[:12], "group": g,
                     "sample": s, "reward": score, "passed": None, "advantage": math.nan, "num_tokens": None,
                     "truncated": None, "prompt": prompt, "completion": None if output is None else str(output)})
     frame = pd.DataFrame(out, columns=list(SAMPLES))

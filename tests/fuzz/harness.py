@@ -93,7 +93,7 @@ def _names_the_file(message: str, target: Path, mutated: Path) -> bool:
 
 def run_case(source: str, seed: Path, case: int, workdir: Path, tally: Tally, limit_s: float = 10.0,
              cpu: bool = True) -> None:
-    rng = random.Random(f"{source}|{seed}|{case}")
+    rng = random.Random(f"{source}|{'/'.join(seed.parts[-2:])}|{case}")  # not the temporary folder: reproducible
     target = copy_seed(seed, workdir / "fuzzcase")
     files = sorted(p for p in ([target] if target.is_file() else target.rglob("*")) if p.is_file())
     mutated = rng.choice(files)

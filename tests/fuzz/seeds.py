@@ -88,7 +88,7 @@ def find_seeds(roots: list[Path]) -> dict[str, list[Path]]:
 
 def _varied(paths: list[Path]) -> list[Path]:
     """The smallest seed of each shape (folder or file suffix, per seed root), smallest shapes first."""
-    paths = sorted((p for p in paths if _size(p) <= MAX_SEED_BYTES), key=lambda p: (_size(p), str(p)))
+    paths = sorted([p for p in paths if _size(p) <= MAX_SEED_BYTES] or paths, key=lambda p: (_size(p), str(p)))
     shapes: dict[tuple, Path] = {}
     for p in paths:
         root = next((r for r in (SAMPLE_RUNS, REAL_RUNS) if p.is_relative_to(r)), None)
@@ -96,8 +96,28 @@ def _varied(paths: list[Path]) -> list[Path]:
     return list(shapes.values())[:SEEDS_PER_SOURCE]
 
 
+HEAD_BYTES = 256 << 10
+_TEXT = (".log", ".txt", ".jsonl", ".csv")
+
+
+def make_heads(folder: Path, roots: list[Path]) -> Path:
+    """The first 256 KiB (to a line end) of each large text log: the same log as it stood earlier in its run,
+    small enough that ten thousand cases read it in minutes."""
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for p in root.rglob("*"):
+            if p.suffix in _TEXT and p.is_file() and p.stat().st_size > MAX_SEED_BYTES:
+                with p.open("rb") as f:
+                    head = f.read(HEAD_BYTES)
+                dest = folder / p.parent.relative_to(root) / p.name
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(head[: head.rfind(b"\n") + 1])
+    return folder
+
+
 def default_roots(generated: Path) -> list[Path]:
-    return [SAMPLE_RUNS, REAL_RUNS, make_generated(generated)]
+    return [SAMPLE_RUNS, REAL_RUNS, make_generated(generated), make_heads(generated / "heads", [REAL_RUNS])]
 
 
 def copy_seed(seed: Path, dest: Path) -> Path:
