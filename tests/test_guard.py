@@ -4,6 +4,7 @@ stopped status reads back everywhere (runs table, grpo-diagnose)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -25,10 +26,15 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory, cache):
-    """A verifier that rejects every right answer (FAULT broken_padded_exact): reward 0 from step 0."""
+    """A verifier that rejects every right answer (FAULT broken_padded_exact): reward 0 from step 0; the run
+    mirrors to wandb (offline) when wandb is installed."""
     out = tmp_path_factory.mktemp("guard") / "broken"
-    code = main(["--out", str(out), "--steps", "40", "--stop-on", "critical", *GUARD,
-                 "--set", "faults.reward_verifier=broken_padded_exact", "--set", f"warm_start.cache_dir={cache}"])
+    wandb = ["--set", "log.wandb=true"] if importlib.util.find_spec("wandb") else []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WANDB_MODE", "offline")
+        mp.setenv("WANDB_SILENT", "true")
+        code = main(["--out", str(out), "--steps", "40", "--stop-on", "critical", *GUARD, *wandb,
+                     "--set", "faults.reward_verifier=broken_padded_exact", "--set", f"warm_start.cache_dir={cache}"])
     return out, code
 
 
@@ -73,3 +79,15 @@ def test_no_watch_writes_no_findings_and_stop_on_needs_the_guard(tmp_path, cache
     assert not (out / FINDINGS_FILE).exists()
     assert main(["--out", str(tmp_path / "x"), "--no-watch", "--stop-on", "critical"]) == 2
     assert "--stop-on needs the guard" in capsys.readouterr().err
+
+
+def test_the_wandb_mirror_summary_holds_the_findings(stopped_run):
+    pytest.importorskip("wandb")
+    from test_guard_wandb import summary_of
+
+    out, _ = stopped_run
+    (run_dir,) = (out / "wandb").glob("offline-run-*")
+    summary = summary_of(run_dir)
+    meta = json.loads((out / "run.json").read_text())
+    assert summary["grposcope/stopped_by"] in meta["error"]
+    assert any(k.startswith("grposcope/") and v.startswith("critical at step 10: ") for k, v in summary.items())
