@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 
 from collectors.meta import RunError, RunMeta
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS, TRL, canonical_name, map_row, step_chunks
@@ -170,7 +171,7 @@ class TrlRun(Run):
             history = obj["log_history"]
             if not isinstance(history, list):
                 raise TypeError
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        except (ValueError, RecursionError) as e:  # bad JSON or UTF-8, a 5,000-digit int, nested too deep
             self._note(Problem(str(state.relative_to(self.folder)), f"not valid JSON ({e}); kept what was read"))
             return []
         except (KeyError, TypeError):
@@ -231,11 +232,12 @@ class TrlRun(Run):
             if step is not None and not is_training_rollout(step, self._eval_steps, self._rollout_steps):
                 continue
             try:
-                frame = pd.read_parquet(f)
-            except (OSError, ValueError) as e:
+                new.append(completion_samples(pd.read_parquet(f)))
+            except (OSError, ValueError, pa.ArrowException) as e:
                 self._note(Problem(f"completions/{f.name}", f"unreadable parquet ({e}); skipped"))
-                continue
-            new.append(completion_samples(frame))
+            except (KeyError, TypeError, OverflowError) as e:  # a column missing or of another type
+                self._note(Problem(f"completions/{f.name}", f"not TRL's completions table ({type(e).__name__}: "
+                                                            f"{e}); skipped"))
         if new:
             self._samples = pd.concat([self._samples, *new], ignore_index=True).sort_values(
                 ["step", "group", "sample"], kind="stable").reset_index(drop=True)

@@ -33,12 +33,12 @@ def first_entry(state: Path) -> str | None:
         start = head.find("[", at) + 1
         try:
             entry, _ = json.JSONDecoder().raw_decode(head[start:].lstrip())
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             entry = None
     if entry is None:  # an unusual layout or a first entry beyond the head: parse the whole file
         try:
             history = json.loads(state.read_text()).get("log_history") or [None]
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             return None
         entry = history[0]
     return json.dumps(entry, sort_keys=True) if isinstance(entry, dict) else None

@@ -48,6 +48,15 @@ def make_generated(folder: Path) -> Path:
             for r in rows.to_dict("records"):
                 f.write(json.dumps({"input": r["prompt"], "output": r["completion"], "score": r["reward"],
                                     "step": int(step)}) + "\n")
+    trl_state = REAL_RUNS / "trl_trading_agent" / "trainer_state.json"
+    if trl_state.is_file():  # TRL's output folder with log_completions: completions/*.parquet written by pandas
+        trl_dir = folder / "trl_completions"
+        (trl_dir / "completions").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(trl_state, trl_dir / "trainer_state.json")
+        for step, rows in list(samples.groupby("step"))[:2]:
+            pd.DataFrame({"step": rows["step"], "prompt": rows["prompt"], "completion": rows["completion"],
+                          "accuracy_reward": rows["reward"], "advantage": rows["advantage"]}).to_parquet(
+                trl_dir / "completions" / f"completions_{int(step) + 1:05d}.parquet")
     return folder
 
 
