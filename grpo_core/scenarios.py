@@ -28,6 +28,11 @@ class Scenario:
 
 SCENARIOS: Registry = Registry("scenario")
 
+# Every scenario runs on the task the demo uses (scripts/demo.sh): 2-digit addition, whose hash split holds
+# out about 2,000 prompts, scored 256 at a time, so an eval moves by noise only ~0.03 (1-digit addition holds
+# out 20 prompts: one answer moves its eval by 0.05). A scenario's own overrides come after.
+TASK = {"task.digits": 2, "task.eval_size": 256}
+
 
 def scenario(**kw) -> Scenario:
     s = Scenario(**kw)
@@ -35,7 +40,7 @@ def scenario(**kw) -> Scenario:
     return s
 
 
-scenario(name="healthy", description="the default grpo preset on 1-digit addition after a warm start to 40% pass",
+scenario(name="healthy", description="the default grpo preset on 2-digit addition after a warm start to 40% pass",
          symptom="none: pass rate and reward rise, entropy declines slowly, first-step ratio 1, clip fraction small")
 scenario(name="broken_verifier",
          description=("training reward from a verifier that compares against ' ' + answer (FAULT "
@@ -54,8 +59,11 @@ scenario(name="too_easy", description="warm start continued until 95% of samples
          overrides={"warm_start.target_pass_rate": 0.95},
          expected_rules=("zero_variance_groups",),
          allowed_rules=("sparse_reward", "reward_flat", "no_learning", "low_diversity"))
+# The loss uses the tempered log-probs (logits / 0.1), so each update is about 10x larger: on 2-digit addition the
+# policy also drifts (KL to the reference jumps, pass rate falls), which the manifest allows.
 scenario(name="low_temperature", description="sampling temperature 0.1 (the loss uses the same tempered policy)",
-         symptom="little in-group diversity: zero-variance fraction high, entropy low",
+         symptom=("little in-group diversity: zero-variance fraction about 0.9, entropy about 0.06; the 10x sharper "
+                  "update also drifts the policy (KL to the reference jumps) and the pass rate falls"),
          overrides={"rollout.temperature": 0.1},
          expected_rules=("low_diversity",),
          allowed_rules=("zero_variance_groups", "reward_flat", "sparse_reward", "no_learning", "entropy_collapse",
@@ -65,16 +73,17 @@ scenario(name="lr_too_high", description="AdamW learning rate 0.05, 100x the def
          overrides={"optim.lr": 0.05},
          expected_rules=("kl_clip_explode",),
          allowed_rules=("entropy_collapse", "no_learning", "reward_flat", "zero_variance_groups", "sparse_reward",
-                        "low_diversity", "length_drift", "eval_diverges", "first_step_ratio"))
+                        "low_diversity", "length_drift", "truncation", "eval_diverges", "first_step_ratio"))
 scenario(name="stale_rollouts", description="4 epochs x 4 minibatches per rollout: 16 optimizer steps per sample",
-         symptom="clip fraction, ratio spread and approx_kl_old grow with each reuse of a rollout",
+         symptom=("clip fraction, ratio spread and approx_kl_old grow with each reuse of a rollout; the policy drifts "
+                  "from its rollouts and reward and eval fall"),
          overrides={"algo.epochs": 4, "algo.minibatches": 4}, steps=320,
          expected_rules=("config_many_reuses", "kl_clip_explode"),
-         allowed_rules=("entropy_collapse", "reward_flat"))
+         allowed_rules=("entropy_collapse", "reward_flat", "eval_diverges", "no_learning"))
 scenario(name="logprob_mismatch",
          description="old log-probs from a bf16 rollout engine while training in fp32 (old_logprob_source=rollout)",
-         symptom=("first-step ratio deviation (about 0.05, max 0.19) and rollout/train log-prob gap far above "
-                 "healthy (0); below clip eps 0.2, so no clipping on this tiny model"),
+         symptom=("first-step ratio deviation up to about 0.2 (healthy: 1e-5) and a rollout/train log-prob gap; "
+                 "about the clip eps 0.2, so almost no clipping on this tiny model (clip fraction max 0.004)"),
          overrides={"rollout.dtype": "bf16", "algo.old_logprob_source": "rollout"},
          expected_rules=("first_step_ratio",), allowed_rules=())
 # A small learning rate, so the fall is gradual (at 5e-4 the reward is at 0 within ten steps, which
@@ -92,10 +101,13 @@ scenario(name="detached_advantage",
          expected_rules=("no_learning",), allowed_rules=("reward_flat",))
 # Not the dapo preset: its dynamic sampling leaves steps without an update once groups are all equal.
 # Two minibatches, so the second is off-policy and clip-higher (0.8) actually lets ratios run upward.
+# 1-digit addition: on 2-digit the same settings break the policy instead (pass rate 0 within 20 steps,
+# entropy rising 0.34 -> 0.49, measured), which is a KL explosion, not a collapse.
 scenario(name="entropy_collapse",
-         description="no KL, learning rate 3e-3 (6x), two minibatches per rollout with clip-higher 0.8",
+         description="1-digit addition, no KL, learning rate 3e-3 (6x), two minibatches per rollout with clip-higher 0.8",
          symptom="entropy falls by more than half within a short window (about 0.9 -> 0.1 in 40 steps)",
-         overrides={"algo.kl_mode": "none", "optim.lr": 3e-3, "algo.minibatches": 2, "algo.clip_eps_high": 0.8},
+         overrides={"task.digits": 1, "algo.kl_mode": "none", "optim.lr": 3e-3, "algo.minibatches": 2,
+                    "algo.clip_eps_high": 0.8},
          expected_rules=("entropy_collapse",),
          allowed_rules=("low_diversity", "zero_variance_groups", "kl_clip_explode", "sparse_reward", "reward_flat",
                         "no_learning", "length_drift"))
@@ -105,8 +117,8 @@ scenario(name="length_hacking",
          symptom="train reward rises while eval/pass_rate falls, completion length and truncation grow",
          overrides={"faults.reward_verifier": "length_bonus", "algo.kl_mode": "none"},
          expected_rules=("eval_diverges",),
-         allowed_rules=("length_drift", "reward_flat", "no_learning", "kl_clip_explode", "entropy_collapse", "low_diversity", "sparse_reward",
-                        "zero_variance_groups"))
+         allowed_rules=("length_drift", "truncation", "reward_flat", "no_learning", "kl_clip_explode", "entropy_collapse",
+                        "low_diversity", "sparse_reward", "zero_variance_groups"))
 scenario(name="small_group", description="group size G = 2 (with 64 prompts per step, the same batch size)",
          symptom="noisy advantages: every advantage is +-0.71 or 0, one response decides each group",
          overrides={"rollout.group_size": 2, "rollout.prompts_per_step": 64},
@@ -117,7 +129,7 @@ scenario(name="small_group", description="group size G = 2 (with 64 prompts per 
 def overrides_for(name: str) -> tuple[str, list[tuple[str, Any]]]:
     """(preset, [(dotted key, value)]) of a scenario, steps included; KeyError names the choices."""
     s = SCENARIOS[name]
-    return s.preset, [("steps", s.steps), *s.overrides.items()]
+    return s.preset, [("steps", s.steps), *TASK.items(), *s.overrides.items()]
 
 
 def describe() -> str:

@@ -46,6 +46,30 @@ def thin_samples(run_dir: Path) -> None:
             df.to_parquet(part, index=False)
 
 
+# (column, label) pairs of the measured signature printed per run (and quoted in sample_runs/README.md)
+TENTHS = (("reward/pass_rate", "pass rate"), ("reward/mean", "reward"), ("eval/pass_rate", "eval"),
+          ("groups/zero_std_frac", "zero_std"), ("policy/entropy", "entropy"), ("completions/len_mean", "len"))
+MAXIMA = (("policy/kl_ref", "kl_ref max"), ("policy/clipfrac", "clipfrac max"),
+          ("policy/ratio_first_step_max_dev", "first-step max dev"))
+
+
+def signature(run_dir: Path) -> str:
+    """'pass rate 0.4 -> 0.6; ...': mean of the first and last tenth of the logged values, and a few maxima."""
+    from collectors import load_run
+
+    m = load_run(run_dir).metrics
+    parts = []
+    for col, label in TENTHS:
+        x = m[col].dropna() if col in m else []
+        if len(x):
+            k = max(1, len(x) // 10)
+            parts.append(f"{label} {x.iloc[:k].mean():.3g} -> {x.iloc[-k:].mean():.3g}")
+    parts += [f"{label} {m[col].max():.3g}" for col, label in MAXIMA if col in m]
+    if "optim/grad_norm" in m:
+        parts.append(f"grad norm median {m['optim/grad_norm'].median():.3g}")
+    return "; ".join(parts)
+
+
 def manifest_entry(name: str, steps: int | None) -> dict:
     s = SCENARIOS[name]
     cmd = f"grpo-train --scenario {name} --out sample_runs/{name} --model.device cpu"
@@ -77,6 +101,7 @@ def main(argv=None) -> int:
             print(f"{name:20s} {result.status} {result.steps} steps in {time.perf_counter() - t0:6.1f} s  "
                   f"pass rate {s.get('pass_rate_first', float('nan')):.3f} -> {s.get('pass_rate_last', float('nan')):.3f}",
                   flush=True)
+            print(f"    measured (first -> last tenth): {signature(result.run_dir)}", flush=True)
     manifest_path = out / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"schema": 1, "runs": {}}
     for name in names:

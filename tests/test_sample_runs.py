@@ -12,9 +12,9 @@ from grpo_core.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[1] / "sample_runs"
 RUNS = sorted(p.name for p in ROOT.iterdir() if p.is_dir()) if ROOT.is_dir() else []
-# Absent by design: loss/kl without a KL term in the loss (dapo preset, kl_mode none); every other
+# Absent by design: loss/kl and policy/kl_coef without a KL term (dapo preset, kl_mode none); every other
 # canonical column is written by grpo_core on every run.
-OPTIONAL = {"loss/kl"}
+OPTIONAL = {"loss/kl", "policy/kl_coef"}
 
 
 def manifest() -> dict:

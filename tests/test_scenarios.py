@@ -19,7 +19,7 @@ torch.set_num_threads(1)
 # docs/TEAM-CONTRACT.md, "Rule ids"
 RULE_IDS = {"reward_flat", "reward_constant", "verifier_suspect", "zero_variance_groups", "sparse_reward",
             "low_diversity", "eval_diverges", "kl_clip_explode", "entropy_collapse", "no_learning",
-            "first_step_ratio", "small_group", "length_drift", "non_finite"}
+            "first_step_ratio", "small_group", "length_drift", "truncation", "non_finite"}
 
 
 @pytest.fixture(scope="module")
