@@ -34,7 +34,12 @@ def stale_after_s() -> float:
         return STALE_AFTER_S
 
 
-@st.cache_data(ttl=2.0, show_spinner=False)
+# Every cache is bounded in entries and, where its key is a run version (new on each refresh of a live run),
+# in time: ten pages on a live run would otherwise keep every version's diagnosis and samples copy.
+VERSION_TTL_S = 300
+
+
+@st.cache_data(ttl=2.0, show_spinner=False, max_entries=16)
 def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float) -> pd.DataFrame:
     """Every run under the roots (label, path), one row each, newest update first."""
     rs = [paths.Root(label, Path(p)) for label, p in root_list]
@@ -96,7 +101,7 @@ def snapshot(path: str | Path) -> Snapshot:
     return Snapshot(run, frame, new, (str(path), len(frame), last, run.status, len(run.problems)))
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=64, ttl=VERSION_TTL_S)
 def _diagnosis(version: tuple, _run):
     from dashboard.diagnosis import diagnose
 
@@ -136,7 +141,7 @@ def health(path: str) -> tuple[int | None, int | None]:
     return sev.count("critical"), sev.count("warning")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=16, ttl=VERSION_TTL_S)
 def _samples(version: tuple, step_min: int | None, step_max: int | None, _run) -> pd.DataFrame:
     return _run.samples(step_min=step_min, step_max=step_max)
 
@@ -145,7 +150,7 @@ def samples(snap: Snapshot, step_min: int | None = None, step_max: int | None = 
     return _samples(snap.version, step_min, step_max, snap.run)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, ttl=VERSION_TTL_S)
 def _sample_steps(version: tuple, _run) -> list[int]:
     s = _run.samples()
     return sorted(int(x) for x in s["step"].unique()) if len(s) else []
