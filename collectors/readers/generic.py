@@ -203,7 +203,8 @@ class GenericRun(TextRun):
         return self._rows(*records(rows), np.arange(1, len(rows) + 1))
 
     def _note_repeats(self, steps: pd.Series) -> None:
-        steps = pd.to_numeric(steps, errors="coerce").dropna().astype(np.int64)
+        steps = pd.to_numeric(steps, errors="coerce")
+        steps = steps[np.isfinite(steps) & (steps.abs() < 2**63)].astype(np.int64)  # 1e400 is no step
         dup = steps[steps.duplicated()]
         if len(dup) and self.path.suffix != ".json":  # a log_history repeats a step for its eval and summary rows
             shown = ", ".join(map(str, sorted(set(dup.tolist()))[:5]))

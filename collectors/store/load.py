@@ -216,10 +216,11 @@ class NativeRun(Run):
             try:
                 md = pq.ParquetFile(q.path).metadata
                 idx = md.schema.to_arrow_schema().get_field_index("step")
-                stats = [md.row_group(i).column(idx).statistics for i in range(md.num_row_groups)]
-                ok = idx >= 0 and stats and all(s is not None and s.has_min_max for s in stats)
-                self._sample_steps[q.path] = (min(s.min for s in stats), max(s.max for s in stats)) if ok else None
-            except (pa.ArrowInvalid, OSError):
+                stats = [md.row_group(i).column(idx).statistics for i in range(md.num_row_groups)] if idx >= 0 else []
+                ok = stats and all(s is not None and s.has_min_max for s in stats)
+                self._sample_steps[q.path] = (int(min(s.min for s in stats)), int(max(s.max for s in stats))) \
+                    if ok else None
+            except (pa.ArrowException, OSError, IndexError, TypeError, ValueError):  # a damaged footer: read it all
                 self._sample_steps[q.path] = None
         return self._sample_steps[q.path]
 
