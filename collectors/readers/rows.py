@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 
 from collectors.meta import RunError, RunMeta
-from collectors.readers.keymap import to_number
+from collectors.readers.keymap import to_number, to_step
 from collectors.readers.synonyms import rename_plan, to_canonical, user_map
 from collectors.run import NAN_AT, Problem, Run
 
@@ -152,8 +152,12 @@ class TextRun(Run):
         if not len(frame):
             return []
         lines = np.arange(1, len(frame) + 1) if lines is None else np.asarray(lines)
-        steps = pd.to_numeric(frame["step"], errors="coerce")
-        ok = steps.notna().to_numpy() & np.isfinite(steps.to_numpy(dtype=np.float64, na_value=np.nan))
+        try:
+            steps = pd.to_numeric(frame["step"], errors="coerce")
+        except (OverflowError, TypeError, ValueError):  # an int beyond int64 in an object column
+            steps = pd.Series([to_step(v) for v in frame["step"]], index=frame.index, dtype=np.float64)
+        as_float = steps.to_numpy(dtype=np.float64, na_value=np.nan)
+        ok = np.isfinite(as_float) & (np.abs(as_float) < 2**63)  # 2**80 is no int64 step
         if not ok.all():
             shown = ", ".join(map(str, lines[~ok][:3]))
             self._note(Problem(file, f"line {shown}: no integer step; skipped"))

@@ -58,7 +58,11 @@ def conform(kind: str, table: pa.Table) -> tuple[pa.Table | None, str | None]:
     a numeric column is cast (int -> float), a column that cannot be is dropped and named, so one bad
     column costs that column, not the run, and parts of different vintages still concatenate.
     """
-    if "step" not in table.column_names:
+    try:
+        names = table.column_names
+    except UnicodeDecodeError:
+        return None, "a column name is not UTF-8 text; skipped"
+    if "step" not in names:
         return None, "part has no 'step' column; skipped"
     if len(set(table.column_names)) < table.num_columns:
         return None, "part has duplicate column names; skipped"
