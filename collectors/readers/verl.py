@@ -287,7 +287,7 @@ class VerlRun(TextRun):
                 obj = json.loads(raw.decode("utf-8"))
                 score = float(obj["score"])
                 records.append((str(obj.get("input", "")), obj.get("output"), score))
-            except (KeyError, TypeError, ValueError, RecursionError):
+            except (KeyError, TypeError, ValueError, RecursionError, OverflowError):  # a score of 10**400
                 self._note(Problem(f.name, f"line {no}: expected JSON with input, output and a numeric score; skipped"))
         if not records:
             return None, {}
