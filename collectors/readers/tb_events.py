@@ -35,10 +35,11 @@ def decode(records: list[bytes], points: Points | None = None) -> Points:
 
     out = points if points is not None else Points()
     by_layout: dict[bytes, list[tuple[int, int, float, bytes]]] = {}
-    for raw in records:
+    first = out.events  # records are numbered in arrival order (it decides the last write)
+    out.events += len(records)
+    for order, raw in enumerate(records, first):
         if (split := _split_event(raw)) is not None:
-            step, wall, payload = split
-            by_layout.setdefault(_layout_key(payload), []).append((out.next_event(), step, wall, payload))
+            by_layout.setdefault(split[0], []).append((order, *split[1:]))
             continue
         try:  # any other event (file version, graph, a field we do not expect): the protobuf reads it
             event = Event.FromString(raw)
@@ -46,20 +47,10 @@ def decode(records: list[bytes], points: Points | None = None) -> Points:
             out.undecodable += 1
             continue
         if event.HasField("summary"):
-            _add_event(out, event, out.next_event())
+            _add_event(out, event, order)
     for rows in by_layout.values():
         _decode_same_size(rows, out)
     return out
-
-
-def _layout_key(payload: bytes) -> bytes:
-    """Size and first tag of a serialized summary (`0a len 0a taglen tag ...`, one-byte lengths), so that
-    summaries a writer logs one tag at a time (torch's add_scalar) are grouped by tag before templates are
-    tried; only a grouping: the template check decides."""
-    head = payload[:4]
-    if len(head) == 4 and head[0] == 0x0A and head[1] < 0x80 and head[2] == 0x0A and head[3] < 0x80:
-        return len(payload).to_bytes(4, "little") + payload[: 4 + head[3]]
-    return len(payload).to_bytes(4, "little")
 
 
 # an Event of a summary: wall_time (field 1, double), step (field 2, varint; absent when 0), summary (field 5)
@@ -67,9 +58,12 @@ _EVENT_RE = re.compile(rb"(?:\x09(.{8}))?(?:\x10([\x80-\xff]{0,9}[\x00-\x7f]))?\
                        re.DOTALL)
 
 
-def _split_event(raw: bytes) -> tuple[int, float, bytes] | None:
-    """(step, wall_time, serialized summary) of an Event made of exactly those fields (wall_time 1, step 2,
-    summary 5, in field order, as every writer serializes them), else None. proto3 leaves out a zero step."""
+def _split_event(raw: bytes) -> tuple[bytes, int, float, bytes] | None:
+    """(layout key, step, wall_time, serialized summary) of an Event made of exactly those fields (wall_time
+    1, step 2, summary 5, in field order, as every writer serializes them), else None. proto3 leaves out a
+    zero step. The key is the summary's size and first tag (`0a len 0a taglen tag ...`, one-byte lengths),
+    so that summaries a writer logs one tag at a time (torch's add_scalar) are grouped by tag before
+    templates are tried; only a grouping: the template check decides."""
     m = _EVENT_RE.match(raw)
     if m is None:
         return None
@@ -80,10 +74,16 @@ def _split_event(raw: bytes) -> tuple[int, float, bytes] | None:
         return None
     step = 0
     if step_bytes:
-        step = step_bytes[0] if len(step_bytes) == 1 else _varint(step_bytes, 0)[0]
+        n = len(step_bytes)
+        step = step_bytes[0] if n == 1 else (step_bytes[0] & 0x7F) | (step_bytes[1] << 7) if n == 2 else \
+            _varint(step_bytes, 0)[0]
         if step >= 1 << 63:
             step -= 1 << 64  # int64 two's complement
-    return step, (_DOUBLE.unpack(wall_bytes)[0] if wall_bytes else 0.0), raw[pos:]
+    key = length.to_bytes(4, "little")
+    if length >= 4 and raw[pos] == 0x0A and raw[pos + 1] < 0x80 and raw[pos + 2] == 0x0A and (
+            tag_len := raw[pos + 3]) < 0x80:
+        key += raw[pos:pos + 4 + tag_len]
+    return key, step, (_DOUBLE.unpack(wall_bytes)[0] if wall_bytes else 0.0), raw[pos:]
 
 
 def _decode_same_size(rows: list[tuple[int, int, float, bytes]], out: Points) -> None:
@@ -92,32 +92,32 @@ def _decode_same_size(rows: list[tuple[int, int, float, bytes]], out: Points) ->
     from tensorboard.compat.proto.summary_pb2 import Summary
 
     size = len(rows[0][3])
+    orders, steps, walls = (np.array(col) for col in zip(*((r[0], r[1], r[2]) for r in rows), strict=True))
+    matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.uint8).reshape(len(rows), size)
+    left = np.arange(len(rows))  # rows not decoded yet
     for _ in range(_MAX_TEMPLATES):
-        if not rows:
+        if not len(left):
             return
-        order, step, wall, payload = rows[0]
-        summary = Summary.FromString(payload)
-        layout = _layout(payload, summary)
+        first = int(left[0])
+        summary = Summary.FromString(rows[first][3])
+        layout = _layout(rows[first][3], summary)
         if layout is None:
-            _add_values(out, summary.value, step, wall, order)
-            rows = rows[1:]
+            _add_values(out, summary.value, int(steps[first]), float(walls[first]), int(orders[first]))
+            left = left[1:]
             continue
         tags, offsets = layout
-        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.uint8).reshape(len(rows), size)
         float_cols = (offsets[:, None] + _FLOAT_BYTES).reshape(-1)
         fixed = np.ones(size, dtype=bool)
         fixed[float_cols] = False
-        match = (matrix[:, fixed] == matrix[0, fixed]).all(axis=1)
-        hit = np.flatnonzero(match)
+        match = (matrix[left][:, fixed] == matrix[first, fixed]).all(axis=1)
+        hit = left[match]
         floats = np.ascontiguousarray(matrix[hit][:, float_cols]).view("<f4").reshape(len(hit), len(tags))
-        picked = [rows[i] for i in hit]
-        steps = np.array([r[1] for r in picked], dtype=np.int64)
-        orders = np.array([r[0] for r in picked], dtype=np.int64)
-        out.add_block(steps, orders, tags, floats)
-        out.add_block(steps, orders, [WALL], np.array([[r[2]] for r in picked], dtype=np.float64))
-        rows = [rows[i] for i in np.flatnonzero(~match)]
-    for order, step, wall, payload in rows:
-        _add_values(out, Summary.FromString(payload).value, step, wall, order)
+        out.add_block(steps[hit].astype(np.int64), orders[hit].astype(np.int64), tags, floats)
+        out.add_block(steps[hit].astype(np.int64), orders[hit].astype(np.int64), [WALL],
+                      walls[hit].astype(np.float64)[:, None])
+        left = left[~match]
+    for i in left.tolist():
+        _add_values(out, Summary.FromString(rows[i][3]).value, int(steps[i]), float(walls[i]), int(orders[i]))
 
 
 def _layout(payload: bytes, summary: Any) -> tuple[list[str], np.ndarray] | None:
