@@ -151,3 +151,8 @@ def test_damaged_training_args_are_refused_in_one_line(tmp_path):
     with pytest.raises(RunError) as e:
         read_training_args(f)
     assert str(f) in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_key_holding_a_lone_surrogate_becomes_a_column_name():
+    frame = chunk([{"step": 1, "loss\ud800": 1.0}])  # valid JSON ("\\ud800") that no UTF-8 text can hold
+    assert list(frame.columns[:2]) == ["step", "loss?"]

@@ -247,6 +247,9 @@ def chunk(rows: list[dict[str, Any]], seq_start: int = 0) -> pd.DataFrame:
     """
     good = [row | {"step": step} for row in rows if (step := to_step(row.get("step"))) is not None]
     left_out, rows = len(rows) - len(good), good
+    if any(not k.isascii() for row in rows for k in row):  # JSON's "\ud800" is a lone surrogate: no column name
+        rows = [{k.encode("utf-8", "replace").decode() if not k.isascii() else k: v for k, v in row.items()}
+                for row in rows]
     nan_at: dict[str, list[int]] = {}
     for row in rows:
         for key, value in row.items():
