@@ -117,7 +117,7 @@ def test_a_wandb_folder_of_run_folders_opens_one_run_per_folder(tmp_path):
     folder = tmp_path / "wandb"
     with pytest.raises(RunError, match="holds 2 separate runs"):
         open_run(folder)
-    runs = open_runs(folder)
+    runs = sorted(open_runs(folder), key=lambda r: r.name)  # folders named by start second, then a random id
     assert [r.name for r in runs] == ["first", "second"]
     assert [r.metrics["reward/mean"].tolist() for r in runs] == [[0.1] * 5, [0.7] * 5]
     found = discover_runs(tmp_path)

@@ -74,7 +74,7 @@ class _Peek:
 
     def __init__(self, path: Path) -> None:
         self.reader = RecordReader(path)
-        self.first_step: int | None = None
+        self.first_step: int | None = _first_steps.get(_file_id(path))
 
     def step(self) -> int | None:
         while self.first_step is None and not self.reader.error:
@@ -83,7 +83,22 @@ class _Peek:
                 break
             extent = decode(records).step_extent()
             self.first_step = extent[0] if extent else None
+            if self.first_step is not None and (key := _file_id(self.reader.path)) is not None:
+                _first_steps[key] = self.first_step
         return self.first_step
+
+
+# An event file only grows, so its first step never changes once seen: discovery, which lists a folder's
+# launches every few seconds, peeks each file once per process.
+_first_steps: dict[tuple[str, int, int], int] = {}
+
+
+def _file_id(path: Path) -> tuple[str, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return str(path), st.st_dev, st.st_ino
 
 
 class LogdirIndex:
