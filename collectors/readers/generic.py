@@ -142,7 +142,7 @@ class GenericRun(TextRun):
                                    parse_options=pacsv.ParseOptions(invalid_row_handler=bad_row),
                                    convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
         except pa.ArrowInvalid as e:
-            raise RunError(f"{self.path}: not a readable CSV ({e})") from None
+            raise RunError(f"{self.path}: not a readable CSV ({' '.join(str(e).split())[:200]})") from None
         try:
             table.column_names  # noqa: B018 - decoded on access: a header that is no UTF-8 fails here
         except UnicodeDecodeError:
@@ -203,7 +203,10 @@ class GenericRun(TextRun):
         return self._rows(*records(rows), np.arange(1, len(rows) + 1))
 
     def _note_repeats(self, steps: pd.Series) -> None:
-        steps = pd.to_numeric(steps, errors="coerce")
+        try:
+            steps = pd.to_numeric(steps, errors="coerce")
+        except (OverflowError, TypeError, ValueError):  # an int of 400 digits among the steps: not checked
+            return
         steps = steps[np.isfinite(steps) & (steps.abs() < 2**63)].astype(np.int64)  # 1e400 is no step
         dup = steps[steps.duplicated()]
         if len(dup) and self.path.suffix != ".json":  # a log_history repeats a step for its eval and summary rows

@@ -7,6 +7,7 @@ skipped and listed in `problems`; the rest of the run still loads.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -66,6 +67,16 @@ def conform(kind: str, table: pa.Table) -> tuple[pa.Table | None, str | None]:
         return None, "part has no 'step' column; skipped"
     if len(set(table.column_names)) < table.num_columns:
         return None, "part has duplicate column names; skipped"
+    pandas_meta = (table.schema.metadata or {}).get(b"pandas")
+    if pandas_meta is not None:
+        try:
+            json.loads(pandas_meta)
+        except (ValueError, RecursionError):  # damaged metadata (index names): the columns are still good
+            table = table.replace_schema_metadata(None)
+    try:
+        table.validate(full=True)  # text that is no UTF-8 would fail later, when the frame is built
+    except pa.ArrowInvalid as e:
+        return None, f"damaged data ({' '.join(str(e).split())[:120]}); skipped"
     dropped = []
     for name in list(table.column_names):
         col = table[name]
