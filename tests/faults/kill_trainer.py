@@ -20,10 +20,10 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import torch  # noqa: E402  (imported before forking, so each child starts training at once)
+import torch  # imported before forking, so each child starts training at once
 
-from collectors import RunError, load_run  # noqa: E402
-from grpo_core import cli, train  # noqa: E402, F401  (train: cli imports it lazily, the child must not wait)
+from collectors import RunError, load_run
+from grpo_core import cli, train  # noqa: F401  (train: cli imports it lazily, the child must not wait)
 
 ARGS = ["--steps", "100000", "--set", "warm_start.enabled=false", "--set", "log.progress=false"]
 
