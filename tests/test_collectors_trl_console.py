@@ -49,7 +49,10 @@ def test_console_log_gives_the_trainer_state_rows(console):
     assert list(on_eval.index) == [h["step"] for h in evals] == [4]
     assert math.isclose(on_eval.iloc[-1], evals[-1]["eval_reward"], rel_tol=1e-3)
     assert "train_runtime" in run.meta.info["train_summary"] and run.meta.status == "finished"
-    assert any("progress bar's N/M counter" in str(p) and "train.log" in str(p) for p in run.problems)
+    # tqdm redraws at most every 0.1 s: on a fast machine the bar skips the logged steps and the reader falls
+    # back to the printed logging_steps; either way the source of the step is said, naming the file
+    assert any(("progress bar's N/M counter" in str(p) or "printed logging_steps=2" in str(p))
+               and "train.log" in str(p) for p in run.problems)
 
 
 def test_without_bars_the_printed_logging_steps_is_used_and_said(console, tmp_path):
