@@ -98,3 +98,23 @@ def test_a_cut_dict_is_named_and_no_step_note_without_dicts(tmp_path):
     g = tmp_path / "other.log"
     g.write_text("nothing printed by a Trainer\n")
     assert TrlConsoleRun(g).problems == []
+
+
+def test_the_step_is_the_count_redrawn_after_the_write_not_a_stale_one(tmp_path):
+    """tqdm skips redraws within 0.1 s, so the bar drawn before a write may still say 1/4 at step 2: the redraw
+    right after the printed dict says 2/4. A nested eval bar's close (spaces, cursor up) is no write. The bars
+    of a line not yet ended by a newline are read as they come, so a live view is not a print behind."""
+    bar = " {p}%|#  | {n}/4 [00:00<00:00,  5.51it/s]"
+    clear = "\r" + " " * 45 + "\r"
+    log = ("logging_steps=3\n" + "\r" + bar.format(p=25, n=1) + clear + "{'loss': 0.1, 'reward': 0.5}\n"
+           + "\r" + bar.format(p=50, n=2) + "\n\r  0%|  | 0/2 [00:00<?, ?it/s]\x1b[A\r" + " " * 45 + "\x1b[A\n"
+           + "\r" + bar.format(p=75, n=3) + clear)
+    f = tmp_path / "train.log"
+    f.write_text(log)
+    run = TrlConsoleRun(f)
+    assert list(run.metrics["step"]) == [2]  # not 1 (the stale bar), not 3 (the printed logging_steps)
+    assert any("progress bar's N/M counter" in p.message for p in run.problems)
+    with f.open("a") as fh:
+        fh.write("{'loss': 0.2, 'reward': 0.6}\n\r" + bar.format(p=100, n=4) + "\r")  # the redraw ends at the next
+    run.refresh()
+    assert list(run.metrics["step"]) == [2, 4] and list(run.metrics["reward/mean"]) == [0.5, 0.6]

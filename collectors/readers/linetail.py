@@ -17,8 +17,11 @@ class LineTail:
 
     SETTLED_S = 10.0
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, carriage_return_ends: bool = False) -> None:
         self.path = path
+        # a console's progress bars redraw in place ending with `\r`, and the line holding them only ends at the
+        # next print: a reader of bars takes each finished `\r` segment as it comes, not a print later
+        self.carriage_return_ends = carriage_return_ends
         self.offset = 0
         self.line_no = 0
 
@@ -39,7 +42,7 @@ class LineTail:
         with self.path.open("rb") as f:
             f.seek(self.offset)
             data = f.read()
-        end = data.rfind(b"\n") + 1
+        end = max(data.rfind(b"\n"), data.rfind(b"\r") if self.carriage_return_ends else -1) + 1
         block = data if end == len(data) else data[:end]  # no copy of a whole file that ends its last line
         if end < len(data) and time.time() - st.st_mtime > self.SETTLED_S:
             block, end = data + b"\n", len(data)  # the writer is done with it: a complete last line

@@ -7,9 +7,11 @@ older TRL versions print the values as strings. Eval dicts carry `eval_*` keys; 
 summary (`train_runtime`, `train_loss`), kept in `meta.info["train_summary"]`, not as a row. The dicts hold
 no step, so it comes from what the log says, first that applies (and a reader note says which):
   1. tqdm's own trace of each write: `tqdm.write` clears the bars (a run of spaces) and redraws the
-     training bar at the same `N/M` counter, on stderr, in time; the dict goes to stdout, which a file
+     training bar at its current `N/M` counter, on stderr, in time; the dict goes to stdout, which a file
      redirect may buffer, so the dicts can arrive in blocks, later. The k-th write belongs to the k-th dict
-     (a clear followed by a new count is a closing eval bar, not a write);
+     and its step is the count of the redraw: the count drawn before the clear may be stale, because tqdm
+     skips redraws within `mininterval` (0.1 s) of the last. A clear that ends by moving the cursor up is a
+     nested (eval) bar closing, not a write;
   2. `logging_steps` from a printed config (TrainingArguments / GRPOConfig repr, a Namespace, a dict):
      the k-th training dict is step k * logging_steps;
   3. a finished bar's total M over the n training dicts, when n divides M (logging every M / n steps);
@@ -82,7 +84,7 @@ class TrlConsoleRun(TextRun):
     def __init__(self, path: Path | str, mapping=None) -> None:
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="trl-console"), mapping)
-        self._tail = LineTail(path)
+        self._tail = LineTail(path, carriage_return_ends=True)
         self._start()
         self.refresh()
 
@@ -91,7 +93,7 @@ class TrlConsoleRun(TextRun):
         self._total: int | None = None  # M of the training bar (an eval bar has its own)
         self._dirty = True  # something was drawn or printed since the last clear
         self._writes: list[int] = []  # bar counter at each tqdm.write
-        self._pending: int | None = None  # a clear not yet followed by the bar's redraw
+        self._pending: int | None = None  # a clear not yet followed by the bar's redraw: the count before it
         self._dicts: list[tuple[int, str, dict[str, Any]]] = []  # (line, kind, items)
         self._logging_steps: int | None = None
         self._line = 1
@@ -130,12 +132,13 @@ class TrlConsoleRun(TextRun):
         """Bars, clears (a tqdm.write), dicts and a printed logging_steps, in the order they were written."""
         if self._logging_steps is None and (m := _LOGGING_STEPS_RE.search(block)):
             self._logging_steps = int(m[1]) or None
-        pos, data = 0, block if block.endswith(b"\n") else block + b"\n"
+        pos, data = 0, block if block.endswith((b"\n", b"\r")) else block + b"\n"
         for m in _SEG_RE.finditer(data):
             seg, line = data[pos:m.start()], self._line
             if m.group() == b"\n":
                 self._line += 1
             pos = m.end()
+            closes = seg.endswith(b"\x1b[A") and not seg.strip(b" \x1b[A")  # a nested bar's `leave=False` close
             if b"\x1b" in seg:
                 seg = _ANSI_RE.sub(b"", seg)
             if not seg:
@@ -145,13 +148,13 @@ class TrlConsoleRun(TextRun):
                 if self._total is None:
                     self._total = total  # the first bar without a description is the Trainer's
                 if total == self._total:
-                    if self._pending is not None and n == self._pending:
-                        self._writes.append(n)  # cleared and redrawn at the same count: a tqdm.write
+                    if self._pending is not None and n >= self._pending:
+                        self._writes.append(n)  # cleared and redrawn: a tqdm.write, at the redraw's count
                     self._pending = None
                     self._bar = (n, total)
                 self._dirty = True
             elif not seg.strip(b" "):  # tqdm clears the bars with spaces before a write (or closing a bar)
-                if self._dirty and self._bar is not None and self._pending is None:
+                if not closes and self._dirty and self._bar is not None and self._pending is None:
                     self._pending = self._bar[0]
                 self._dirty = False
             elif _DICT_RE.match(seg):
