@@ -132,10 +132,10 @@ def main(argv=None) -> int:
                     help="steps of the one-tag-per-event TensorBoard file (torch add_scalar style); 0 skips it")
     args = ap.parse_args(argv)
     from collectors import load_run
-    from collectors.readers.generic import GenericRun
-    from collectors.readers.tensorboard import TensorBoardRun
-    from collectors.readers.verl import VerlRun
-    from collectors.readers.wandb_offline import WandbOfflineRun
+    from collectors.readers.tensorboard.logdir import TensorBoardRun
+    from collectors.readers.text.generic import GenericRun
+    from collectors.readers.verl.console import VerlRun
+    from collectors.readers.wandb.offline import WandbOfflineRun
 
     cols = names(args.metrics)
     data = values(args.steps, args.metrics)
@@ -253,7 +253,7 @@ def print_vs_library(rows, libs) -> None:
 
 def text_live(tmp: Path, cols: list[str], steps: int) -> None:
     """Live refresh of the rows readers: one appended line, median of LIVE_STEPS (cost of the new bytes only)."""
-    from collectors.readers.generic import GenericRun
+    from collectors.readers.text.generic import GenericRun
 
     row = values(1, len(cols))[0].tolist()
     print(f"\n| live refresh, one appended step (median of {LIVE_STEPS}) | time | rows read |\n|---|---|---|")

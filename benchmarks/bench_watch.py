@@ -1,4 +1,4 @@
-"""Cost of the guard's incremental diagnosis (dashboard/diagnosis/watch.py) against run length, and its
+"""Cost of the guard's incremental diagnosis (dashboard/diagnosis/guard/watch.py) against run length, and its
 overhead on a step of the default preset when it checks every 10 steps.
 
     python benchmarks/bench_watch.py [--lengths 1000 10000 100000] [--repeats 7] [--train-steps 60]
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from collectors import RunWriter, load_run, open_run
 from dashboard.diagnosis import diagnose
-from dashboard.diagnosis.watch import Watcher
+from dashboard.diagnosis.guard.watch import Watcher
 
 
 def source_rows():

@@ -202,6 +202,6 @@ def _load_readers() -> None:
 
 
 # Each foreign reader module registers itself on import; add new readers here.
-READER_MODULES: list[str] = ["collectors.readers.tensorboard", "collectors.readers.verl", "collectors.readers.trl",
-                             "collectors.readers.wandb_offline", "collectors.readers.wandb_online", "collectors.readers.generic",
-                             "collectors.readers.kvtext", "collectors.readers.trl_console"]
+READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collectors.readers.verl.console", "collectors.readers.trl.output_dir",
+                             "collectors.readers.wandb.offline", "collectors.readers.wandb.online", "collectors.readers.text.generic",
+                             "collectors.readers.text.kvtext", "collectors.readers.trl.console"]

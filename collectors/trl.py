@@ -18,7 +18,7 @@ from typing import Any
 
 from collectors.extras import require
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
-from collectors.readers.trl import (
+from collectors.readers.trl.output_dir import (
     ROLLOUT_KEY,
     completion_samples,
     completions_step,

@@ -21,8 +21,8 @@ BUDGET = 0.01  # the most of the training time the checks may take
 class TrlGuard:
     def __init__(self, stop_on: str | None = None, every: int = EVERY, budget: float | None = BUDGET,
                  hold: int | None = None, lang: str | None = None) -> None:
+        from dashboard.diagnosis.guard.watch import HOLD_CHECKS, STOP_SEVERITIES
         from dashboard.diagnosis.i18n import LANGS, default_lang
-        from dashboard.diagnosis.watch import HOLD_CHECKS, STOP_SEVERITIES
 
         self.lang = lang or default_lang()  # of the lines it logs; the run folder's files keep English and ids
         if self.lang not in LANGS:
@@ -37,8 +37,8 @@ class TrlGuard:
         self.reason: str | None = None
 
     def begin(self, writer: Any, args: Any) -> None:
-        from dashboard.diagnosis.guard import Guard, file_sink, meta_sink, wandb_sink
-        from dashboard.diagnosis.watch import Pacer, Watcher
+        from dashboard.diagnosis.guard.guard import Guard, file_sink, meta_sink, wandb_sink
+        from dashboard.diagnosis.guard.watch import Pacer, Watcher
 
         report_to = set(getattr(args, "report_to", None) or ())
         sinks = [self._logger_sink, self._history_sink, file_sink(writer.path), meta_sink(writer)]
@@ -79,13 +79,13 @@ class TrlGuard:
     def _logger_sink(self, update) -> None:
         from transformers.utils import logging
 
-        from dashboard.diagnosis.guard import console_sink
+        from dashboard.diagnosis.guard.guard import console_sink
 
         log = logging.get_logger("transformers.grposcope")
         console_sink(log.warning, self.lang)(update)
 
     def _history_sink(self, update) -> None:
-        from dashboard.diagnosis.guard import stop_text
+        from dashboard.diagnosis.guard.guard import stop_text
 
         for f in update.new:
             self.pending.append({f"grposcope/{f.rule_id}": f"{f.severity}: {f.title}"})
@@ -116,7 +116,7 @@ def _tensorboard_sink(logdir: Path, lang: str = "en"):
     """Findings as text summaries (tag grposcope/findings) in LOGDIR/grposcope/."""
     from torch.utils.tensorboard import SummaryWriter
 
-    from dashboard.diagnosis.watch import alert_line
+    from dashboard.diagnosis.guard.watch import alert_line
 
     # a folder of its own inside the trainer's: TensorBoard shows it beside the run, and a reader of the
     # trainer's folder finds no text-only file among the scalars

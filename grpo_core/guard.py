@@ -1,4 +1,4 @@
-"""The guard of grpo-train: the diagnosis watching the run as it trains (dashboard/diagnosis/guard.py).
+"""The guard of grpo-train: the diagnosis watching the run as it trains (dashboard/diagnosis/guard/guard.py).
 
 train() calls, on the process that writes the run (rank 0 under torchrun):
     begin(writer, mirror)              once the run folder and the wandb mirror exist
@@ -23,7 +23,7 @@ BUDGET = 0.01  # the guard may cost at most this fraction of the training time
 class TrainGuard:
     def __init__(self, stop_on: str | None = None, every: int = EVERY, budget: float | None = BUDGET,
                  write: Callable[[str], None] | None = None, hold: int | None = None) -> None:
-        from dashboard.diagnosis.watch import HOLD_CHECKS, STOP_SEVERITIES
+        from dashboard.diagnosis.guard.watch import HOLD_CHECKS, STOP_SEVERITIES
 
         if stop_on is not None and stop_on not in STOP_SEVERITIES:
             raise ValueError(f"stop_on must be one of {', '.join(STOP_SEVERITIES)}, got {stop_on!r}")
@@ -33,8 +33,8 @@ class TrainGuard:
         self.guard = None
 
     def begin(self, writer: Any, mirror: Any = None) -> None:
-        from dashboard.diagnosis.guard import Guard, console_sink, file_sink, meta_sink, wandb_sink
-        from dashboard.diagnosis.watch import Pacer, Watcher
+        from dashboard.diagnosis.guard.guard import Guard, console_sink, file_sink, meta_sink, wandb_sink
+        from dashboard.diagnosis.guard.watch import Pacer, Watcher
 
         sinks = [console_sink(self.write), file_sink(writer.path), meta_sink(writer)]
         if mirror is not None and getattr(mirror, "run", None) is not None:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dashboard.diagnosis.corpora import REAL_RUNS, ROOT, score_all
-from dashboard.diagnosis.scoring import report_markdown
+from dashboard.diagnosis.accuracy.corpora import REAL_RUNS, ROOT, score_all
+from dashboard.diagnosis.accuracy.scoring import report_markdown
 
 DOC = ROOT / "docs" / "diagnosis.md"
 BEGIN = "<!-- accuracy: begin (written by scripts/score_diagnosis.py --write-doc) -->"

@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from collectors.readers.generic import GenericRun
+from collectors.readers.text.generic import GenericRun
 from collectors.sources import detect_source, open_run
 
 

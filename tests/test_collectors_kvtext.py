@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collectors.readers.kvtext import KvTextRun, pairs, step_of
+from collectors.readers.text.kvtext import KvTextRun, pairs, step_of
 from collectors.sources import detect_source, open_run
 
 
@@ -55,7 +55,7 @@ def test_verl_and_trl_console_lines_are_not_taken(tmp_path):
     verl.write_text("step:1 - critic/score/mean:0.5 - actor/pg_loss:0.1 - actor/lr:1e-6\n" * 2)
     trl = tmp_path / "train.log"
     trl.write_text("{'loss': 0.1, 'reward': 0.5, 'kl': 0.0, 'epoch': 0.1}\n" * 2)
-    from collectors.readers.kvtext import detect
+    from collectors.readers.text.kvtext import detect
 
     assert not detect(str(verl)) and not detect(str(trl))
 

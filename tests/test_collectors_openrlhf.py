@@ -219,8 +219,8 @@ run.finish()
 
 def test_wandb_offline_openrlhf_args_config_audit(tmp_path):
     pytest.importorskip("wandb")
-    from dashboard.diagnosis.config_questions import answer_questions
     from dashboard.diagnosis.engine import diagnose
+    from dashboard.diagnosis.rules.config_questions import answer_questions
 
     run = open_run(write_offline_run(tmp_path, CONFIG_SCRIPT, ARGS=OPENRLHF_ARGS))
     assert run.meta.source == "wandb" and run.meta.config["n_samples_per_prompt"] == 2

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from collectors.readers.tensorboard import TensorBoardRun
+from collectors.readers.tensorboard.logdir import TensorBoardRun
 from collectors.sources import open_run
 
 SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from collectors.readers.trl import TrlRun
+from collectors.readers.trl.output_dir import TrlRun
 from collectors.sources import detect_source, open_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,7 +200,7 @@ def test_training_args_are_read_without_running_the_pickle(tmp_path):
     from types import SimpleNamespace
 
     from collectors.meta import RunError
-    from collectors.readers.trl_args import read_training_args
+    from collectors.readers.trl.args import read_training_args
 
     class Evil:  # a tampered file: unpickling it for real would run `touch`
         def __reduce__(self):

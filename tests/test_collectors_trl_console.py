@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.readers.trl_console import TrlConsoleRun, parse_dict
+from collectors.readers.trl.console import TrlConsoleRun, parse_dict
 from collectors.sources import detect_source, open_run
 
 ROOT = Path(__file__).resolve().parents[1]

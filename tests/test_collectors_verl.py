@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from collectors.readers.verl import VerlRun
+from collectors.readers.verl.console import VerlRun
 from collectors.sources import detect_source, open_run
 
 REAL_LOG = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "verl" / "gemma-2-2b-it-ppo-gsm8k.log"

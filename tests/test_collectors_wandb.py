@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fixtures.wandb_offline import write_offline_run  # tests/ is on sys.path
 
-from collectors.readers.wandb_offline import WandbOfflineRun, wandb_file
+from collectors.readers.wandb.offline import WandbOfflineRun, wandb_file
 from collectors.sources import detect_source, open_run
 
 pytest.importorskip("wandb")

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from collectors.meta import RunError, RunMeta
-from collectors.readers.wandb_offline import history_row
-from collectors.readers.wandb_online import fill_meta, parse_uri
+from collectors.readers.wandb.offline import history_row
+from collectors.readers.wandb.online import fill_meta, parse_uri
 from collectors.sources import detect_source, missing_hint, open_run
 
 pytest.importorskip("wandb")
@@ -55,7 +55,7 @@ def _run_python(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedPr
 OPEN = """
 import os
 from collectors import RunError
-from collectors.readers.wandb_online import WandbOnlineRun
+from collectors.readers.wandb.online import WandbOnlineRun
 try:
     WandbOnlineRun("wandb://e/p/r", timeout_s=2)
 except RunError as e:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from dashboard import charts, cli, downsample, paths, samples_view, text
-from dashboard.diagnosis import config_questions
+from dashboard.diagnosis.rules import config_questions
 
 BACKENDS = ["numpy"] + (["tsdownsample"] if downsample.MinMaxLTTBDownsampler is not None else [])
 

@@ -1,4 +1,4 @@
-"""Accuracy of the diagnosis on three labelled corpora, scored by one harness (dashboard/diagnosis/scoring.py):
+"""Accuracy of the diagnosis on three labelled corpora, scored by one harness (dashboard/diagnosis/accuracy/scoring.py):
 sample_runs/ against its manifest, the TRL-made runs (tests/fixtures/trl_corpus/) against theirs, and the real
 published runs (../shared/fixtures/real-runs/, skipped when absent) against their expert labels.
 
@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from dashboard.diagnosis.corpora import (
+from dashboard.diagnosis.accuracy.corpora import (
     REAL_RUNS,
     SAMPLE_RUNS,
     TRL_CORPUS,
@@ -22,8 +22,8 @@ from dashboard.diagnosis.corpora import (
     manifest_cases,
     score_cases,
 )
+from dashboard.diagnosis.accuracy.scoring import Case, Observation, report_markdown, score_case, summary_line
 from dashboard.diagnosis.registry import symptom_of
-from dashboard.diagnosis.scoring import Case, Observation, report_markdown, score_case, summary_line
 
 GOAL_RECALL, GOAL_PRECISION = 0.8, 0.8
 HAVE_REAL = (REAL_RUNS / "labels.json").is_file()

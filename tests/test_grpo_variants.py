@@ -247,7 +247,7 @@ def test_policy_loss_matches_trl_compute_loss(trl_trainer, loss_type, trl_knobs,
     ({"algo.kl_estimator": "low_var_kl"}, 4, "low_var_kl"),
 ])
 def test_every_variant_knob_shows_in_the_config_questions(sets, number, needle):
-    from dashboard.diagnosis.config_questions import answer_questions
+    from dashboard.diagnosis.rules.config_questions import answer_questions
     from grpo_core.config import to_dict
 
     answers = answer_questions(to_dict(build_config(overrides=list(sets.items()))), "grpo_core")

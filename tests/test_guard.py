@@ -12,7 +12,7 @@ import pytest
 from collectors import load_run
 from collectors.discovery import discover_runs
 from dashboard.diagnosis.cli import main as diagnose_main
-from dashboard.diagnosis.guard import FINDINGS_FILE, read_findings
+from dashboard.diagnosis.guard.guard import FINDINGS_FILE, read_findings
 from grpo_core.cli import main
 
 # Checks every 5 steps with no time budget, so when a check happens does not depend on the machine's speed.

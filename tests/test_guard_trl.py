@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.diagnosis.guard import read_findings
+from dashboard.diagnosis.guard.guard import read_findings
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "fixtures" / "trl" / "guarded_trl_run.py"

@@ -16,8 +16,8 @@ SCRIPT = """
 import sys
 sys.path.insert(0, ROOT)
 import wandb
-from dashboard.diagnosis.guard import Guard, wandb_sink
-from dashboard.diagnosis.watch import Pacer, Watcher
+from dashboard.diagnosis.guard.guard import Guard, wandb_sink
+from dashboard.diagnosis.guard.watch import Pacer, Watcher
 run = wandb.init(project="guard", dir=DIR, mode="offline")
 g = Guard(Watcher(stop_on="critical", hold=2), Pacer(every=5, budget=None), [wandb_sink(run)])
 for s in range(30):
@@ -31,7 +31,7 @@ def summary_of(run_dir: Path) -> dict:
     """The last value of each summary key, from the run's own record file (wandb's protobuf records)."""
     from wandb.proto import wandb_internal_pb2 as pb
 
-    from collectors.readers.wandb_offline import RecordReader, wandb_file
+    from collectors.readers.wandb.offline import RecordReader, wandb_file
 
     out = {}
     for raw in RecordReader(wandb_file(run_dir)).read():

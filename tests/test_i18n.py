@@ -12,9 +12,9 @@ import pytest
 
 from collectors import open_run
 from dashboard.diagnosis import RULES, Check, diagnose, i18n
-from dashboard.diagnosis.config_questions import QUESTIONS, UNKNOWN, answer_questions
 from dashboard.diagnosis.findings import check_id
 from dashboard.diagnosis.i18n import en, zh
+from dashboard.diagnosis.rules.config_questions import QUESTIONS, UNKNOWN, answer_questions
 
 REPO = Path(__file__).resolve().parents[1]
 DIAGNOSIS = REPO / "dashboard" / "diagnosis"
@@ -26,7 +26,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def rule_sources() -> list[Path]:
-    return sorted(p for p in DIAGNOSIS.glob("*.py"))
+    return sorted(p for p in DIAGNOSIS.rglob("*.py"))
 
 
 def _strings(node: ast.AST, assigned: dict[str, list[ast.AST]], depth: int = 0) -> list[str]:
@@ -279,8 +279,8 @@ def test_cli_version_and_bad_lang(monkeypatch, capsys):
 
 
 def test_alert_line_and_console_sink_in_chinese():
-    from dashboard.diagnosis.guard import console_sink
-    from dashboard.diagnosis.watch import Update, alert_line
+    from dashboard.diagnosis.guard.guard import console_sink
+    from dashboard.diagnosis.guard.watch import Update, alert_line
 
     f = next(f for f in diagnose(open_run(str(SAMPLE_RUNS / "small_group"))).findings if f.rule_id == "small_group")
     assert alert_line(f, 40) == ("grposcope WARNING at step 40: Group too small (G = 2) (small_group); check first: "
@@ -297,7 +297,7 @@ def test_trl_callback_logs_findings_in_the_chosen_language(tmp_path, monkeypatch
     import logging
 
     trl = pytest.importorskip("collectors.trl")  # transformers: the trl extra
-    from dashboard.diagnosis.watch import Update, alert_line
+    from dashboard.diagnosis.guard.watch import Update, alert_line
 
     for var in i18n.LOCALE_VARS:
         monkeypatch.delenv(var, raising=False)

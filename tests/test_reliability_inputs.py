@@ -19,7 +19,7 @@ import pytest
 from collectors import RunError, RunWriter, load_run
 from collectors.meta import read_meta
 from collectors.readers.keymap import BAD_STEPS, chunk, map_row, merge_by_step, to_number, to_step, unscale
-from collectors.readers.trl_args import read_training_args
+from collectors.readers.trl.args import read_training_args
 
 
 # -- numbers in metrics: kept, as infinity when beyond float ---------------------------------------------

@@ -1,4 +1,4 @@
-"""Incremental diagnosis (dashboard/diagnosis/watch.py, history.py, guard.py): a bounded view with
+"""Incremental diagnosis (dashboard/diagnosis/guard/watch.py, history.py, guard.py): a bounded view with
 hand-worked bins, findings confirmed only after holding, transients and raising rules never stop a run,
 the sample runs replayed step by step, and a run folder followed as its writer appends."""
 
@@ -14,10 +14,10 @@ from collectors import RunWriter, load_run, open_run
 from dashboard.diagnosis import diagnose
 from dashboard.diagnosis.build import finding
 from dashboard.diagnosis.findings import NotJudged
-from dashboard.diagnosis.guard import FINDINGS_FILE, Guard, console_sink, file_sink, read_findings
-from dashboard.diagnosis.history import BoundedHistory
+from dashboard.diagnosis.guard.guard import FINDINGS_FILE, Guard, console_sink, file_sink, read_findings
+from dashboard.diagnosis.guard.history import BoundedHistory
+from dashboard.diagnosis.guard.watch import Pacer, Watcher, alert_line
 from dashboard.diagnosis.registry import RULES, rule
-from dashboard.diagnosis.watch import Pacer, Watcher, alert_line
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
 

@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         print("grpo-diagnose: --watch and --until-step do not go together", file=sys.stderr)
         return 2
     if args.watch:
-        from dashboard.diagnosis.watch_cli import watch
+        from dashboard.diagnosis.guard.watch_cli import watch
 
         return watch(runs, args)
     if args.until_step is not None:

@@ -10,21 +10,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashboard.diagnosis import (  # noqa: F401 - importing a rules module registers its rules
-    rules_config,
-    rules_first_step,
-    rules_kl,
-    rules_learning,
-    rules_length,
-    rules_policy,
-    rules_reward,
-    rules_samples,
-)
-from dashboard.diagnosis.config_questions import Answer, answer_questions
 from dashboard.diagnosis.consequences import demote_consequences
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding, NotJudged, sort_findings
 from dashboard.diagnosis.registry import RULES
+
+# importing anything of the rules package registers every rule
+from dashboard.diagnosis.rules.config_questions import Answer, answer_questions
 from dashboard.diagnosis.verdict import Verdict, verdict
 
 

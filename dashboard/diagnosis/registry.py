@@ -1,6 +1,6 @@
 """The rule registry: each rule is a function `RunData -> list[Finding] | NotJudged`, registered by id.
 
-The engine runs every registered rule; adding a rule is adding a function in a rules_* module, never a
+The engine runs every registered rule; adding a rule is adding a function in a module of `rules/`, never a
 branch in the engine. Each rule also names the symptom it reports in the labels' vocabulary (the table in
 `../shared/fixtures/real-runs/README.md`), so an accuracy harness scores findings by symptom through
 `symptom_of(rule_id)` instead of keeping its own copy of the mapping.

@@ -13,7 +13,7 @@ from typing import Literal
 from dashboard.diagnosis import facts
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding
-from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS
+from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS
 
 Kind = Literal["healthy", "not_learning", "unstable", "cant_judge"]
 LABELS: dict[str, str] = {"healthy": "healthy", "not_learning": "not learning", "unstable": "unstable",

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, coverage, ui
-from dashboard.diagnosis import config_questions
+from dashboard.diagnosis.rules import config_questions
 from dashboard.text import escape_md
 
 st.title("Compare")

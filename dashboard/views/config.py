@@ -4,7 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import coverage, ui
-from dashboard.diagnosis import config_questions, i18n
+from dashboard.diagnosis import i18n
+from dashboard.diagnosis.rules import config_questions
 from dashboard.text import escape_md
 
 st.title("Config")

@@ -5,7 +5,7 @@ import streamlit as st
 
 from collectors.sources import missing_hint
 from dashboard import charts, coverage, ui
-from dashboard.diagnosis.guard import read_findings
+from dashboard.diagnosis.guard.guard import read_findings
 from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md, guard_event_line
 
 st.title("Live")

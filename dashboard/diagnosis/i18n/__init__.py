@@ -162,7 +162,7 @@ def to_dict_finding(f: Any, lang: str) -> dict[str, Any]:
 
 
 def localise_answer(a: Any, lang: str) -> Any:
-    from dashboard.diagnosis.config_questions import UNKNOWN
+    from dashboard.diagnosis.rules.config_questions import UNKNOWN
 
     if _catalog(lang) is None:
         return a

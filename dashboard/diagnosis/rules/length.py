@@ -14,7 +14,7 @@ from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
-from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS, sustained_len
+from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS, sustained_len
 from dashboard.diagnosis.series import early_level, late_level, window_for
 
 LEN_GROWTH = 1.5  # completion length 1.5x its early level...

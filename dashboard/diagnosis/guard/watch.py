@@ -30,7 +30,7 @@ import pandas as pd
 
 from dashboard.diagnosis.engine import diagnose
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
-from dashboard.diagnosis.history import BoundedHistory
+from dashboard.diagnosis.guard.history import BoundedHistory
 
 HOLD_CHECKS = 3  # checks in a row a finding must hold to count (with checks every 10 steps: >= 20 steps)
 SAMPLE_STEPS = 5  # the recent steps whose samples the sample rules see (their cost grows with the rows)

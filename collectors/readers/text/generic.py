@@ -26,8 +26,8 @@ import pyarrow.json as pajson
 from collectors.meta import RunError, RunMeta
 from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
-from collectors.readers.linetail import LineTail
-from collectors.readers.rows import TextRun
+from collectors.readers.text.linetail import LineTail
+from collectors.readers.text.rows import TextRun
 from collectors.run import Problem
 from collectors.sources import register_source
 

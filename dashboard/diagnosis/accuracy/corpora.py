@@ -17,11 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dashboard.diagnosis.accuracy.scoring import Case, CorpusScore, Observation, score_corpus, worst_severity
 from dashboard.diagnosis.engine import diagnose
 from dashboard.diagnosis.registry import symptom_of
-from dashboard.diagnosis.scoring import Case, CorpusScore, Observation, score_corpus, worst_severity
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE_RUNS = ROOT / "sample_runs"
 TRL_CORPUS = ROOT / "tests" / "fixtures" / "trl_corpus"
 REAL_RUNS = ROOT.parent / "shared" / "fixtures" / "real-runs"

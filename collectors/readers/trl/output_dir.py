@@ -14,7 +14,7 @@ What TRL 1.16 writes and how it differs from our names (the key map itself is `k
   prompt, the completion, one column per reward function and the advantage. Groups are rebuilt from the
   prompt. At eval steps the file holds the eval completions, not the training ones, so those are left out.
 - The GRPOConfig is in `training_args.bin` beside each state file (a torch pickle), read inertly by
-  `collectors.readers.trl_args`. trainer_state.json is written only at checkpoints (`save_steps`) and at the end,
+  `collectors.readers.trl.args`. trainer_state.json is written only at checkpoints (`save_steps`) and at the end,
   so a running TRL job shows new steps only then; `GrpoScopeCallback` (collectors.trl) writes
   every log step as it happens.
 """
@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from collectors.meta import RunError, RunMeta
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS, TRL, canonical_name, map_row, step_chunks
-from collectors.readers.trl_args import ARGS_FILE, read_training_args
-from collectors.readers.trl_launches import group_states, launch_key
+from collectors.readers.trl.args import ARGS_FILE, read_training_args
+from collectors.readers.trl.launches import group_states, launch_key
 from collectors.run import Problem, Run
 from collectors.schema import SAMPLES
 from collectors.sources import launch_target, register_source, split_launch

@@ -1,7 +1,7 @@
 """Online wandb runs (`wandb://entity/project/run_id`) as a Run, read through `wandb.Api()`.
 
 Every history row is read with `run.scan_history()`, which pages through all of them (`run.history()`
-samples 500 and is not used); rows become metrics through `wandb_offline.history_row`, the same
+samples 500 and is not used); rows become metrics through `offline.history_row`, the same
 conversion as offline runs. `refresh()` asks only for rows after the last wandb `_step` read (scan_history's
 `min_step` counts `_step`, not TRL's `train/global_step`) and re-reads the run's state and heartbeat.
 
@@ -28,7 +28,7 @@ import pandas as pd
 from collectors.extras import require
 from collectors.meta import STALE_AFTER_S, RunError, RunMeta, flatten_config
 from collectors.readers.keymap import step_chunks
-from collectors.readers.wandb_offline import SAMPLES_HINT, history_row
+from collectors.readers.wandb.offline import SAMPLES_HINT, history_row
 from collectors.run import Problem, Run
 from collectors.sources import register_source
 

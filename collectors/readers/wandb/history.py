@@ -3,7 +3,7 @@
 wandb writes every logged value as JSON text (`HistoryItem.value_json`). A record whose values are all plain
 numbers (the common case: no nested key, no string, no media object) is decoded with one `json.loads` of
 its joined texts and added to `columnar.Points` as it is; any other record returns False and is read row by
-row (`wandb_offline.history_row`), which flattens nested dicts and skips media.
+row (`offline.history_row`), which flattens nested dicts and skips media.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """TensorBoard event files as runs: every scalar point kept, tags mapped through the TRL/verl/OpenRLHF maps.
 
 Each event file is read from a kept byte offset (`tfrecord.RecordReader`, native CRC32C), so a live
-`refresh()` reads only what was appended; records become a metrics chunk in `tb_events` with numpy.
+`refresh()` reads only what was appended; records become a metrics chunk in `events` with numpy.
 EventAccumulator is not used: its default size_guidance silently keeps 10,000 points per tag.
 The config is the JSON text summary `args` that transformers' TensorBoardCallback writes (TRL runs).
 
@@ -22,8 +22,8 @@ import pandas as pd
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, fill_known, pivot
 from collectors.readers.launches import FileStart, Launch, group_launches
-from collectors.readers.tb_events import decode
-from collectors.readers.tfrecord import RecordReader
+from collectors.readers.tensorboard.events import decode
+from collectors.readers.tensorboard.tfrecord import RecordReader
 from collectors.run import Problem, Run
 from collectors.sources import launch_target, register_source, split_launch
 

@@ -31,7 +31,7 @@ from collectors.extras import require
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, fill_known, pivot
 from collectors.readers.keymap import map_row
-from collectors.readers.wandb_history import (
+from collectors.readers.wandb.history import (
     HISTORY_FIELD,
     STEP_KEYS,
     HistoryBatch,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dashboard.diagnosis.findings import Finding
-from dashboard.diagnosis.watch import Pacer, Update, Watcher, alert_line
+from dashboard.diagnosis.guard.watch import Pacer, Update, Watcher, alert_line
 
 FINDINGS_FILE = "findings.jsonl"  # in the run folder; docs/run-format.md
 Sink = Callable[[Update], None]

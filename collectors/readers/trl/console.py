@@ -32,8 +32,8 @@ import pandas as pd
 from collectors.meta import RunMeta
 from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
-from collectors.readers.linetail import LineTail
-from collectors.readers.rows import TextRun
+from collectors.readers.text.linetail import LineTail
+from collectors.readers.text.rows import TextRun
 from collectors.run import Problem
 from collectors.sources import register_source
 

@@ -10,7 +10,7 @@
 
 Files are read from a byte offset kept between refreshes; a line without its newline waits for the rest.
 The config comes from `.hydra/config.yaml` beside the logs or the console log's printed dict
-(collectors.readers.verl_config).
+(collectors.readers.verl.config).
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ import pyarrow.json as pajson
 
 from collectors.meta import RunError, RunMeta
 from collectors.readers.folders import by_file_state
-from collectors.readers.generic import arrow_columns
 from collectors.readers.keymap import unscale
-from collectors.readers.linetail import LineTail
-from collectors.readers.rows import TextRun
-from collectors.readers.verl_config import read_config
+from collectors.readers.text.generic import arrow_columns
+from collectors.readers.text.linetail import LineTail
+from collectors.readers.text.rows import TextRun
+from collectors.readers.verl.config import read_config
 from collectors.run import Problem
 from collectors.schema import SAMPLES
 from collectors.sources import register_source

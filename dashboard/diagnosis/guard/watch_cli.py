@@ -1,7 +1,7 @@
 """grpo-diagnose --watch: follow any run the collectors read (TRL folder, verl log, TensorBoard logdir, ours)
 as it grows and print what changes; --stop-file and the exit status let a wrapper stop the training.
 
-Each run gets a Watcher (dashboard/diagnosis/watch.py): a check only when new steps arrived, a finding
+Each run gets a Watcher (dashboard/diagnosis/guard/watch.py): a check only when new steps arrived, a finding
 printed once it has held --hold checks, a line when it clears. With --fail-on (or --stop-file, which
 implies critical), the first finding of that severity or worse that holds ends the watch with exit 1,
 after writing the stop file. A run that ends (finished, failed, stopped, stale) gets a last check that
@@ -18,9 +18,9 @@ from typing import Any
 
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.cli import format_finding
-from dashboard.diagnosis.guard import json_safe, stop_text
+from dashboard.diagnosis.guard.guard import json_safe, stop_text
+from dashboard.diagnosis.guard.watch import HOLD_CHECKS, Update, Watcher, severity_at_least
 from dashboard.diagnosis.i18n import label
-from dashboard.diagnosis.watch import HOLD_CHECKS, Update, Watcher, severity_at_least
 
 ENDED = ("finished", "failed", "stopped", "stale")
 

@@ -1,6 +1,6 @@
 """The configuration audit: risky combinations of the notes' section 6 knobs, read from the run's config.
 
-The five questions themselves are answered by dashboard.diagnosis.config_questions (shown on the Config page and
+The five questions themselves are answered by dashboard.diagnosis.rules.config_questions (shown on the Config page and
 in the CLI); these rules flag the combinations that are known to hurt.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis.build import evidence, finding
-from dashboard.diagnosis.config_questions import OPENRLHF_SIGNATURE, _truthy
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
-from dashboard.diagnosis.rules_reward import MIN_GROUP, group_size
+from dashboard.diagnosis.rules.config_questions import OPENRLHF_SIGNATURE, _truthy
+from dashboard.diagnosis.rules.reward import MIN_GROUP, group_size
 
 MANY_REUSES = 4  # optimizer steps per rollout beyond which the last minibatches are clearly off-policy
 

@@ -12,8 +12,8 @@ from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
-from dashboard.diagnosis.rules_kl import KL_FLOOR, _jumps
-from dashboard.diagnosis.rules_reward import MIN_TREND_STEPS
+from dashboard.diagnosis.rules.kl import KL_FLOOR, _jumps
+from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS
 from dashboard.diagnosis.series import WARMUP_STEPS, early_level, late_level, window_for
 
 GRAD_ZERO = 1e-6  # a grad norm this small with non-zero advantages: the gradient never reaches the weights

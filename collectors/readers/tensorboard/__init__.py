@@ -1,0 +1,1 @@
+"""TensorBoard: a logdir split into launches, its event files' records (tfrecord) and their decoding (events)."""
