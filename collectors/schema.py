@@ -54,6 +54,15 @@ METRICS: dict[str, str] = {
     "perf/tokens_per_s": "generated completion tokens per second of rollout",
     "policy/kl_coef": "coefficient of the KL-to-reference penalty at the step (in the loss or in the reward)",
     "policy/clipfrac_dual": "fraction of tokens where the dual-clip bound applied (negative advantage, ratio above c)",
+    "policy/rollout_logprob_abs_diff_max": "largest |log p rollout - log p train| on one token of the step",
+    "policy/rollout_prob_abs_diff": "mean |p rollout - p train| on the same tokens (probabilities, as verl logs it)",
+    "policy/rollout_prob_abs_diff_max": "largest |p rollout - p train| on one token of the step",
+    "policy/rollout_is_ratio_mean": "mean train/rollout probability ratio before any truncation or masking (1: no mismatch)",
+    "policy/rollout_is_ratio_min": "smallest train/rollout probability ratio of the step (token or sequence, as configured)",
+    "policy/rollout_is_ratio_max": "largest train/rollout probability ratio of the step (token or sequence, as configured)",
+    "policy/rollout_is_weight_mean": "mean rollout-correction weight the loss used (after truncation, masked ones as 0)",
+    "policy/rollout_is_masked_frac": "fraction of tokens (or sequences) the rollout correction truncated or masked",
+    "completions/terminated_len_mean": "mean length of the completions that ended with an end token (0 when none did)",
 }
 
 # One row per sampled response: column -> (arrow type name, meaning).
