@@ -404,3 +404,15 @@ def test_until_is_a_frozen_prefix_and_leaves_the_run_alone(tmp_path):
     assert list(past.metrics["step"]) == [0, 1, 2, 3, 4] and list(past.samples()["step"]) == [2]
     assert past.meta.config == {"a": 1} and past.refresh() == 0
     assert len(run.metrics) == 10 and list(run.samples()["step"]) == [2, 8]
+
+
+def test_a_lone_surrogate_in_a_text_is_kept_as_a_replacement_character(tmp_path):
+    """Bytes a custom trainer decoded with `surrogateescape` hold lone surrogates, which are no UTF-8: the
+    samples are written with U+FFFD in their place instead of the flush failing and losing the batch."""
+    w = RunWriter(tmp_path / "r", config={})
+    w.log_step(1, {"reward/mean": 0.5})
+    w.log_samples([{"step": 1, "group": 0, "sample": 0, "reward": 1.0, "completion": "42 \udcff!",
+                    "judge_note": "raw \udc80"}])
+    w.close()
+    s = load_run(tmp_path / "r").samples()
+    assert s["completion"].tolist() == ["42 \ufffd!"] and s["judge_note"].tolist() == ["raw \ufffd"]

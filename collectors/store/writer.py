@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import math
+import re
 import signal
 import threading
 import time
@@ -181,7 +182,14 @@ class RunWriter:
 
     def log_samples(self, rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> None:
         """Buffer sample rows (one per response); columns of schema.SAMPLES, texts optional."""
-        frame = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+        if isinstance(rows, pd.DataFrame):
+            frame = rows.copy()
+        else:
+            rows = list(rows)
+            try:
+                frame = pd.DataFrame(rows)
+            except UnicodeEncodeError:  # pandas' Arrow-backed strings refuse lone surrogates too
+                frame = pd.DataFrame([{k: _no_surrogates(v) for k, v in row.items()} for row in rows])
         if not len(frame):
             return
         missing = [c for c in SAMPLE_REQUIRED if c not in frame.columns]
@@ -328,6 +336,14 @@ def _metrics_table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.table(arrays, names=["step"] + [k for k in names if k != "step"])
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogates(v: Any) -> Any:
+    """A text with each lone surrogate (no UTF-8: bytes decoded with `surrogateescape`) as U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
+
+
 def _samples_table(frame: pd.DataFrame) -> pa.Table:
     """Cast the known sample columns to their schema types; keep extra columns as they come."""
     for col, (kind, _) in SAMPLES.items():
@@ -338,15 +354,22 @@ def _samples_table(frame: pd.DataFrame) -> pa.Table:
         kind = SAMPLES.get(col, (None, ""))[0]
         values = frame[col]
         if kind == "string":
-            arr = pa.array([None if (v is None or (isinstance(v, float) and math.isnan(v))) else str(v)
-                            for v in values], pa.string())
+            texts = [None if (v is None or (isinstance(v, float) and math.isnan(v))) else str(v) for v in values]
+            try:
+                arr = pa.array(texts, pa.string())
+            except UnicodeEncodeError:  # a lone surrogate (bytes decoded with surrogateescape) is no UTF-8
+                arr = pa.array([None if t is None else _no_surrogates(t) for t in texts], pa.string())
         elif kind is not None:
             try:
                 arr = pa.array(values, _ARROW_TYPES[kind], from_pandas=True)
             except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
                 raise ValueError(f"log_samples: column {col!r} must be {kind}: {e}") from None
         else:
-            arr = pa.array(values, from_pandas=True)
+            try:
+                arr = pa.array(values, from_pandas=True)
+            except UnicodeEncodeError:
+                arr = pa.array([_no_surrogates(v) for v in values],
+                               from_pandas=True)
         arrays.append(arr)
         names.append(col)
     return pa.table(arrays, names=names)
