@@ -24,6 +24,7 @@ MIN_EXAMPLES = 5
 SUSPECT_WARN, SUSPECT_CRIT = 0.1, 0.3  # share of reward-0 responses that look right
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _ARITH = re.compile(r"(-?\d+)\s*([+\-*x×])\s*(-?\d+)\s*=\s*$")
+SAME_ANSWER = "the same answer to this prompt scored > 0 elsewhere"
 _OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "x": lambda a, b: a * b,
         "×": lambda a, b: a * b}
 
@@ -46,22 +47,41 @@ def arithmetic_answer(prompt: str) -> str | None:
 
 
 def suspects(s: pd.DataFrame) -> pd.DataFrame:
-    """Reward-0 rows that look right, with a `why` column. s: samples with prompt, completion, reward."""
-    s = s.assign(norm=s["completion"].map(normalise))
-    paid = s[s["reward"] > 0].groupby("prompt")["norm"].agg(set)
-    zero = s[s["reward"] == 0]
-    why = []
-    for p, c, n in zip(zero["prompt"], zero["completion"], zero["norm"]):
-        if n and n in paid.get(p, ()):
-            why.append("the same answer to this prompt scored > 0 elsewhere")
+    """Reward-0 rows that look right, with a `why` column. s: samples with prompt, completion, reward.
+
+    Plain Python sets and dicts over the columns' arrays, not pandas per row: a check of the live guard runs this
+    on every recent sample, and a Series lookup per row cost more than all the other rules together."""
+    prompts, texts = s["prompt"].to_numpy(dtype=object), s["completion"].to_numpy(dtype=object)
+    reward = pd.to_numeric(s["reward"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    norm = _normalised(texts)
+    paid_rows = np.nonzero((reward > 0) & pd.notna(prompts))[0]
+    paid = {(prompts[i], norm[i]) for i in paid_rows}
+    answers: dict = {}
+    keep, why = [], []
+    for i in np.nonzero(reward == 0)[0]:
+        p, n = prompts[i], norm[i]
+        if n and (p, n) in paid:
+            keep.append(i)
+            why.append(SAME_ANSWER)
             continue
-        want = arithmetic_answer(p)
-        if want is not None and last_number(c) == want:
+        if p not in answers:
+            answers[p] = arithmetic_answer(p)
+        want = answers[p]
+        if want is not None and last_number(texts[i]) == want:
+            keep.append(i)
             why.append(f"the prompt's arithmetic gives {want}, which the response answers")
-            continue
-        why.append("")
-    zero = zero.assign(why=why)
-    return zero[zero["why"] != ""]
+    out = s.iloc[keep]
+    return out.assign(why=pd.Series(why, index=out.index, dtype="str"))
+
+
+def _normalised(texts: np.ndarray) -> list[str]:
+    """normalise() of each text, each distinct text once (a group's responses often repeat)."""
+    seen: dict[str, str] = {}
+    out = []
+    for t in texts:
+        t = t if isinstance(t, str) else str(t)
+        out.append(seen[t] if t in seen else seen.setdefault(t, normalise(t)))
+    return out
 
 
 @rule("verifier_suspect", "reward-0 responses that look correct: check the verifier", "reward_flat")
@@ -89,3 +109,34 @@ def verifier_suspect(d: RunData):
     return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "
                     "answers", (int(steps[0]), int(steps[-1])), ev, (C.VERIFIER,), metrics=("reward/mean",),
                     examples=examples)]
+
+
+def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
+    """A few zero-variance groups at (or before) `step`, one row per group in group order, texts as plain
+    strings: {step, group, reward, responses[, prompt][, completion]}.
+
+    One pass of grouped operations over the step's rows instead of a frame per group (the live guard asks for
+    these at every check while zero_variance_groups holds)."""
+    s = d.samples()
+    if s is None or not {"step", "group", "reward"} <= set(s.columns):
+        return []
+    s = s[s["step"] <= step]
+    if not len(s):
+        return []
+    s = s[s["step"] == s["step"].max()]
+    by = s.groupby("group", sort=True)
+    same = by["reward"].nunique(dropna=False)
+    groups = same.index[same.to_numpy() == 1][:k]
+    if not len(groups):
+        return []
+    first = s.drop_duplicates("group").set_index("group").loc[groups]  # each group's first row, as .iloc[0]
+    sizes = by.size()
+    texts = {c: by[c].count() for c in ("prompt", "completion") if c in s}
+    out = []
+    for g, row in zip(groups, first.to_dict("records")):
+        ex = {"step": int(row["step"]), "group": int(g), "reward": float(row["reward"]), "responses": int(sizes[g])}
+        for col, count in texts.items():
+            if count[g] > 0:
+                ex[col] = str(row[col])[:200]
+        out.append(ex)
+    return out

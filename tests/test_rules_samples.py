@@ -1,0 +1,148 @@
+"""The sample rules' helpers (dashboard/diagnosis/rules/samples.py): hand-worked cases, and the fast code equal to a
+plain per-row loop on every sample run and on awkward frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from collectors import open_run
+from dashboard.diagnosis.rules.samples import (
+    SAME_ANSWER,
+    arithmetic_answer,
+    last_number,
+    normalise,
+    suspects,
+    zero_variance_examples,
+)
+
+SAMPLE_RUNS = sorted(p for p in (Path(__file__).resolve().parents[1] / "sample_runs").iterdir() if p.is_dir())
+
+
+def loop_suspects(s: pd.DataFrame) -> pd.DataFrame:
+    """The rule as first written: one row at a time."""
+    s = s.assign(norm=s["completion"].map(normalise))
+    paid = s[s["reward"] > 0].groupby("prompt")["norm"].agg(set)
+    zero = s[s["reward"] == 0]
+    why = []
+    for p, c, n in zip(zero["prompt"], zero["completion"], zero["norm"]):
+        if n and n in paid.get(p, ()):
+            why.append(SAME_ANSWER)
+            continue
+        want = arithmetic_answer(p)
+        why.append(f"the prompt's arithmetic gives {want}, which the response answers"
+                   if want is not None and last_number(c) == want else "")
+    zero = zero.assign(why=pd.Series(why, index=zero.index, dtype="str"))  # str even when empty
+    return zero[zero["why"] != ""].drop(columns="norm")
+
+
+def loop_examples(s: pd.DataFrame | None, step: int, k: int = 3) -> list[dict]:
+    """zero_variance_examples as first written: a frame per group."""
+    if s is None or not {"step", "group", "reward"} <= set(s.columns):
+        return []
+    s = s[s["step"] <= step]
+    if not len(s):
+        return []
+    s = s[s["step"] == s["step"].max()]
+    out = []
+    for g, rows in s.groupby("group", sort=True):
+        if rows["reward"].nunique(dropna=False) == 1:
+            ex = {"step": int(rows["step"].iloc[0]), "group": int(g), "reward": float(rows["reward"].iloc[0]),
+                  "responses": len(rows)}
+            for col in ("prompt", "completion"):
+                if col in rows and rows[col].notna().any():
+                    ex[col] = str(rows[col].iloc[0])[:200]
+            out.append(ex)
+        if len(out) >= k:
+            break
+    return out
+
+
+def frame(rows: list[tuple]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["step", "group", "prompt", "completion", "reward"])
+
+
+def test_suspects_by_hand():
+    s = frame([
+        (0, 0, "3+4=", "7", 1.0),          # paid
+        (0, 0, "3+4=", " 7. ", 0.0),       # same answer once normalised: suspect (consistency)
+        (0, 0, "3+4=", "8", 0.0),          # wrong, and not the arithmetic: not suspect
+        (0, 1, "6 x 7 =", "so 42", 0.0),   # arithmetic: suspect
+        (0, 1, "6 x 7 =", "42 or 41", 0.0),  # last number 41: not suspect
+        (0, 2, "name a colour", "", 0.0),  # empty answer never matches
+        (0, 2, "name a colour", "", 1.0),
+        (0, 3, "1-5=", "-4", np.nan),      # no reward: neither paid nor zero
+    ])
+    got = suspects(s)
+    assert list(got.index) == [1, 3]
+    assert list(got["why"]) == [SAME_ANSWER, "the prompt's arithmetic gives 42, which the response answers"]
+    assert "norm" not in got
+
+
+def awkward_frames() -> list[pd.DataFrame]:
+    rng = np.random.default_rng(0)
+    texts = ["7", " 7 ", "7.", "SEVEN", "seven!", "7\u3000", "\xa07", "x = 7", "8", None, np.nan, 7, "1.5", "-3"]
+    prompts = ["3+4=", "3 + 4 =", "10-13=", "2×3=", "what?", None, np.nan, 12]
+    out = []
+    for n in (0, 1, 40, 400):
+        out.append(pd.DataFrame({
+            "step": rng.integers(0, 4, n), "group": rng.choice([0, 1, 2, 3, np.nan], n),
+            "prompt": rng.choice(np.array(prompts, dtype=object), n),
+            "completion": rng.choice(np.array(texts, dtype=object), n),
+            "reward": rng.choice([0.0, 1.0, 0.5, -0.0, np.nan], n)}))
+    return out
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_suspects_equal_the_loop_on_awkward_frames(i):
+    s = awkward_frames()[i]
+    pd.testing.assert_frame_equal(suspects(s), loop_suspects(s))
+
+
+@pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
+def test_fast_code_equals_the_loop_on_every_sample_run(run):
+    s = open_run(run).samples()
+    if s is None:
+        pytest.skip("no samples")
+    # a broken verifier: the same samples with every reward zeroed, so the arithmetic match has work to do
+    for frame_ in (s, s.assign(reward=0.0), s.assign(reward=np.where(s["reward"] > 0, 0.0, 1.0))):
+        pd.testing.assert_frame_equal(suspects(frame_), loop_suspects(frame_))
+        d = SimpleNamespace(samples=lambda f=frame_: f)
+        for step in sorted(frame_["step"].unique())[::7]:
+            assert zero_variance_examples(d, int(step)) == loop_examples(frame_, int(step))
+
+
+def test_zero_variance_examples_by_hand():
+    s = frame([
+        (4, 0, "p0", "a", 1.0), (4, 0, "p0", "b", 0.0),       # spread: skipped
+        (4, 2, "p2", None, 0.0), (4, 2, "p2", "c", 0.0),      # same score; the first completion is missing
+        (4, 1, np.nan, "d", np.nan), (4, 1, np.nan, "e", np.nan),  # all NaN rewards count as one value
+        (4, 3, "p3", "f", 1.0), (4, 3, "p3", "g", np.nan),    # a value and a NaN: two values
+        (9, 0, "later", "h", 0.0),                            # after the asked step
+    ])
+    d = SimpleNamespace(samples=lambda: s)
+    got = zero_variance_examples(d, 5)
+    assert [e["group"] for e in got] == [1, 2]
+    assert got[0] == {"step": 4, "group": 1, "reward": got[0]["reward"], "responses": 2, "completion": "d"}
+    assert np.isnan(got[0]["reward"])
+    assert got[1] == {"step": 4, "group": 2, "reward": 0.0, "responses": 2, "prompt": "p2", "completion": "nan"}
+    assert zero_variance_examples(d, 3) == []
+    assert [e["step"] for e in zero_variance_examples(d, 9)] == [9]
+    assert zero_variance_examples(d, 5, k=1)[0]["group"] == 1
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_zero_variance_examples_equal_the_loop_on_awkward_frames(i):
+    s = awkward_frames()[i]
+    d = SimpleNamespace(samples=lambda: s)
+    for step in range(-1, 5):
+        got, want = zero_variance_examples(d, step), loop_examples(s, step)
+        assert _nan_safe(got) == _nan_safe(want)
+
+
+def _nan_safe(examples: list[dict]) -> list[dict]:
+    return [{k: ("nan" if isinstance(v, float) and np.isnan(v) else v) for k, v in e.items()} for e in examples]
