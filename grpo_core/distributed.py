@@ -117,7 +117,9 @@ def broadcast_parameters(module: torch.nn.Module, world: World) -> None:
 # How a per-rank statistic of the update combines into the minibatch's: everything else is a mean over
 # the rank's completion tokens, weighted by them.
 SUMMED = {"loss/policy", "loss/kl", "loss/total"}  # each rank's share of the minibatch loss
-MAXED = {"policy/ratio_max", "policy/ratio_first_step_max_dev", "perf/step_s"}
+MAXED = {"policy/ratio_max", "policy/ratio_first_step_max_dev", "perf/step_s", "policy/rollout_is_ratio_max",
+         "policy/rollout_logprob_abs_diff_max", "policy/rollout_prob_abs_diff_max"}
+MINNED = {"policy/rollout_is_ratio_min"}
 SHARED = {"optim/grad_norm", "optim/lr", "policy/kl_coef"}  # after the gradient sum, or config: equal on every rank
 
 
@@ -134,6 +136,8 @@ def reduce_stats(values: dict[str, float], tokens: float, world: World) -> dict[
             out[key] = sum(x for x, _ in got)
         elif key in MAXED:
             out[key] = max(x for x, _ in got)
+        elif key in MINNED:
+            out[key] = min(x for x, _ in got)
         elif key in SHARED:
             out[key] = got[0][0]
         else:

@@ -36,6 +36,7 @@ def rollout_metrics(rewards: torch.Tensor, passed: torch.Tensor, lengths: torch.
         "completions/len_mean": n.mean(),
         "completions/len_max": n.max(),
         "completions/truncated_frac": truncated.float().mean(),
+        "completions/terminated_len_mean": (n * ~truncated).sum() / (~truncated).sum().clamp(min=1),
         "adv/mean": adv.mean(),
         "adv/std": adv.std(correction=0),
         "adv/zero_frac": (adv.abs() < 1e-8).float().mean(),
@@ -59,9 +60,13 @@ def first_step_metrics(logp: torch.Tensor, old_logp: torch.Tensor, mask: torch.T
 
 @torch.no_grad()
 def logprob_gap(rollout_logp: torch.Tensor, train_logp: torch.Tensor, mask: torch.Tensor) -> dict[str, torch.Tensor]:
-    """policy/rollout_logprob_abs_diff: mean |log p rollout - log p train| on the same tokens. [B, N]."""
-    on = mask.float()
-    return {"policy/rollout_logprob_abs_diff": ((rollout_logp - train_logp).abs() * on).sum() / on.sum().clamp(min=1)}
+    """The rollout engine against the training model on the same tokens, in log-probs and probabilities
+    (verl compares the latter): mean and largest |difference| over completion tokens. [B, N]."""
+    on, n = mask.bool(), mask.sum().clamp(min=1)
+    d_logp = torch.where(on, (rollout_logp - train_logp).abs(), 0.0)
+    d_p = torch.where(on, (torch.exp(rollout_logp) - torch.exp(train_logp)).abs(), 0.0)
+    return {"policy/rollout_logprob_abs_diff": d_logp.sum() / n, "policy/rollout_logprob_abs_diff_max": d_logp.max(),
+            "policy/rollout_prob_abs_diff": d_p.sum() / n, "policy/rollout_prob_abs_diff_max": d_p.max()}
 
 
 @torch.no_grad()

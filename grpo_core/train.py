@@ -251,13 +251,15 @@ def backward(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, total) -> d
     old = b.old_logp[rows] if b.old_logp is not None else logp.detach()
     ref = b.ref_logp[rows] if b.ref_logp is not None else None
     rollout_logp = b.rollout_logp[rows]
-    weight = (ROLLOUT_CORRECTIONS[a.rollout_correction](old, rollout_logp, cm, a.rollout_correction_min,
-                                                        a.rollout_correction_max) if a.rollout_correction else None)
+    weight, is_stats = (ROLLOUT_CORRECTIONS[a.rollout_correction](old, rollout_logp, cm, a.rollout_correction_min,
+                                                                  a.rollout_correction_max)
+                        if a.rollout_correction else (None, {}))
     norm = float(a.loss_agg_norm or cfg.rollout.max_new_tokens)
     adv = -b.adv[rows] if cfg.faults.sign_flip else b.adv[rows]  # FAULT hook (off by default)
     loss, stats = grpo_loss(logp, old, ref, adv, cm, a, norm, kl_in_loss=KL_PLACEMENT[a.kl_mode][0],
                             detach_policy=cfg.faults.detach_policy_term, is_weight=weight, total=total)
     stats.update(M.entropy_metric(entropy.detach(), cm))
+    stats.update(is_stats)
     if first:  # before any optimizer step on this rollout: the on-policy check of notes section 9 q.3
         stats.update(M.first_step_metrics(logp.detach(), b.old_logp[rows] if b.old_logp is not None
                                           else rollout_logp, cm))

@@ -29,8 +29,10 @@ if "test_dist_graded" not in VERIFIERS:
     VERIFIERS.register("test_dist_graded")(graded)
 
 CASES = {
-    # a batch-level std and a token-level mean: both need the whole batch, not a rank's half
-    "batch_token": [("algo.adv_mode", "batch"), ("algo.loss_agg", "token_mean"), ("algo.kl_mode", "loss")],
+    # a batch-level std and a token-level mean: both need the whole batch, not a rank's half; the rollout
+    # correction's ratio min and max must be the batch's, not a mean of the ranks'
+    "batch_token": [("algo.adv_mode", "batch"), ("algo.loss_agg", "token_mean"), ("algo.kl_mode", "loss"),
+                    ("algo.rollout_correction", "token_truncate")],
     # two epochs: an old-log-prob pass, and a second step on updated weights
     "two_epochs": [("algo.epochs", "2"), ("algo.kl_mode", "none"), ("algo.adv_mode", "reinforce_pp")],
 }

@@ -79,7 +79,7 @@ def test_every_canonical_column_and_sample_row(tmp_path, cache):
     result, r = run(tmp_path, cache, steps=3)
     assert result.status == "finished" and r.meta.status == "finished" and r.problems == []
     missing = [c for c in METRICS if c not in r.metrics.columns]
-    assert missing == []
+    assert missing == [c for c in METRICS if c.startswith("policy/rollout_is_")]  # only with a correction on
     assert r.metrics["step"].tolist() == [0, 1, 2]
     assert r.metrics["eval/pass_rate"].notna().tolist() == [True, False, True]
     samples = r.samples()
@@ -129,6 +129,14 @@ def test_rollout_correction_weighs_a_bf16_rollout(tmp_path, cache):
     a, b = plain.metrics["loss/policy"].iloc[0], masked.metrics["loss/policy"].iloc[0]
     assert abs(a) < 1e-6
     assert math.isfinite(b) and abs(b) > 1e-3
+    # the weights are logged only when a correction is on; a bf16 engine moves the ratio off 1 on some tokens
+    assert not any(c.startswith("policy/rollout_is_") for c in plain.metrics.columns)
+    m = masked.metrics.iloc[0]
+    assert m["policy/rollout_is_ratio_min"] <= m["policy/rollout_is_ratio_mean"] <= m["policy/rollout_is_ratio_max"]
+    assert m["policy/rollout_is_ratio_min"] < 0.999 or m["policy/rollout_is_ratio_max"] > 1.001
+    assert 0 < m["policy/rollout_is_masked_frac"] < 1
+    assert m["policy/rollout_is_weight_mean"] < m["policy/rollout_is_ratio_mean"]  # masked tokens count as 0
+    assert m["policy/rollout_logprob_abs_diff_max"] >= m["policy/rollout_logprob_abs_diff"] > 0
 
 
 def test_dynamic_sampling_with_refill_fills_the_batch_with_mixed_groups(tmp_path, cache):

@@ -9,6 +9,7 @@ import torch
 from grpo_core.advantages import ADVANTAGES
 from grpo_core.config import AlgoConfig, ConfigError, build_config, validate
 from grpo_core.losses import KL_ESTIMATORS, POLICY_LOSSES, grpo_loss
+from grpo_core.metrics import logprob_gap, rollout_metrics
 from grpo_core.rollout_correction import ROLLOUT_CORRECTIONS
 from grpo_core.shaping import loss_mask, soft_overlong_penalty
 
@@ -114,14 +115,57 @@ def test_rollout_corrections_token_and_sequence():
     old = torch.tensor([[0.0, 0.0, 0.0]])
     rollout = -torch.tensor([[math.log(2), math.log(0.5), math.log(4)]])
     mask = torch.tensor([[True, True, True]])
-    w = {n: ROLLOUT_CORRECTIONS[n](old, rollout, mask, 0.6, 3.0)[0].tolist() for n in ROLLOUT_CORRECTIONS}
+    w = {n: ROLLOUT_CORRECTIONS[n](old, rollout, mask, 0.6, 3.0)[0][0].tolist() for n in ROLLOUT_CORRECTIONS}
     assert w["token_truncate"] == pytest.approx([2.0, 0.6, 3.0])
     assert w["token_mask"] == pytest.approx([2.0, 0.0, 0.0])
     # sequence: 2 * 0.5 * 4 = 4 on every token -> truncated to 3, masked to 0
     assert w["sequence_truncate"] == pytest.approx([3.0, 3.0, 3.0])
     assert w["sequence_mask"] == [0.0, 0.0, 0.0]
     rollout2 = -torch.tensor([[math.log(2), math.log(0.5), 0.0]])
-    assert ROLLOUT_CORRECTIONS["sequence_mask"](old, rollout2, mask, 0.6, 3.0)[0].tolist() == pytest.approx([1, 1, 1])
+    assert ROLLOUT_CORRECTIONS["sequence_mask"](old, rollout2, mask, 0.6, 3.0)[0][0].tolist() == pytest.approx([1, 1, 1])
+
+
+def test_rollout_correction_statistics_by_hand():
+    # Two responses, token ratios pi_old / pi_rollout: A = [2, 0.5, 4]; B = [1.5, pad, pad] (the padded
+    # ratios of 9 must count nowhere). Bounds [0.6, 3].
+    old = torch.zeros(2, 3)
+    rollout = -torch.tensor([[2, 0.5, 4], [1.5, 9, 9]]).log()
+    mask = torch.tensor([[True, True, True], [True, False, False]])
+    stats = {n: {k.removeprefix("policy/rollout_is_"): v.item() for k, v in
+                 ROLLOUT_CORRECTIONS[n](old, rollout, mask, 0.6, 3.0)[1].items()} for n in ROLLOUT_CORRECTIONS}
+    # tokens 2, 0.5, 4, 1.5: mean 2, min 0.5, max 4; 0.5 and 4 lie outside -> 2 of 4
+    # truncated weights 2, 0.6, 3, 1.5 -> mean 1.775; masked 2, 0, 0, 1.5 -> 0.875
+    tok = {"ratio_mean": 2.0, "ratio_min": 0.5, "ratio_max": 4.0, "masked_frac": 0.5}
+    assert stats["token_truncate"] == pytest.approx({**tok, "weight_mean": 1.775})
+    assert stats["token_mask"] == pytest.approx({**tok, "weight_mean": 0.875})
+    # sequences: A = 2 * 0.5 * 4 = 4, B = 1.5: mean 2.75; A lies outside -> 1 of 2
+    # truncated weights 3, 1.5 -> 2.25; masked 0, 1.5 -> 0.75
+    seq = {"ratio_mean": 2.75, "ratio_min": 1.5, "ratio_max": 4.0, "masked_frac": 0.5}
+    assert stats["sequence_truncate"] == pytest.approx({**seq, "weight_mean": 2.25})
+    assert stats["sequence_mask"] == pytest.approx({**seq, "weight_mean": 0.75})
+
+
+def test_rollout_logprob_gap_by_hand():
+    # probabilities rollout [.5, .25 | .5, pad], train [.25, .25 | .5, pad]: |dlogp| = log 2, 0, 0 -> mean
+    # log(2) / 3, max log 2; |dp| = 0.25, 0, 0 -> mean 0.25 / 3, max 0.25. The pad's gap counts nowhere.
+    rollout = torch.tensor([[0.5, 0.25], [0.5, 1.0]]).log()
+    train_ = torch.tensor([[0.25, 0.25], [0.5, 1.0]]).log()
+    train_[1, 1] = -5.0
+    mask = torch.tensor([[True, True], [True, False]])
+    got = {k: v.item() for k, v in logprob_gap(rollout, train_, mask).items()}
+    assert got == pytest.approx({"policy/rollout_logprob_abs_diff": math.log(2) / 3,
+                                 "policy/rollout_logprob_abs_diff_max": math.log(2),
+                                 "policy/rollout_prob_abs_diff": 0.25 / 3, "policy/rollout_prob_abs_diff_max": 0.25})
+
+
+def test_terminated_length_mean_by_hand():
+    # lengths 3, 8 | 5, 8 with the 8s cut at the cap: the ended ones average (3 + 5) / 2 = 4; none ended: 0
+    lengths, cut = torch.tensor([[3, 8], [5, 8]]), torch.tensor([[False, True], [False, True]])
+    r = torch.zeros(2, 2)
+    m = rollout_metrics(r, r.bool(), lengths, cut, r, torch.zeros(2, dtype=torch.bool))
+    assert m["completions/terminated_len_mean"].item() == 4.0
+    m = rollout_metrics(r, r.bool(), lengths, torch.ones(2, 2, dtype=torch.bool), r, torch.zeros(2, dtype=torch.bool))
+    assert m["completions/terminated_len_mean"].item() == 0.0
 
 
 def test_soft_overlong_penalty_and_truncation_mask():
