@@ -462,11 +462,23 @@ def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike
 
 def test_completions_pinned_at_the_cap_are_a_finding_even_when_they_never_change(tmp_path):
     s = healthy_series(60)
-    s["reward/mean"] = 0.4 + np.random.default_rng(4).normal(0, 0.05, 60)
+    # 0.4, 0.8, 0.4, ...: Mann-Kendall S = 465 - 435 = 30 of 1770 pairs (tau-b 0.024), and the 870 same-parity
+    # pairs have slope 0, so Theil-Sen's 95% CI (pair ranks 730 and 1039) is 0 .. 0: flat beyond doubt.
+    s["reward/mean"] = np.where(np.arange(60) % 2 == 0, 0.4, 0.8)
+    del s["reward/pass_rate"]
     s["completions/truncated_frac"] = np.full(60, 0.95)  # from the first step on: a level, not a drift
     f = by_rule(diagnose(write(tmp_path, s, name="cut")), "truncation")
     assert f.severity == "critical" and f.title == "Completions are pinned at the length cap"
     assert "on 60 of 60 logged steps" in f.evidence[0].text
+    assert "the reward does not move (change 0, 95% CI 0 .. 0)" in f.evidence[-1].text
+    # the same level while the reward climbs 0.56 -> 0.80 in a straight line (every pair's slope 0.24/99: CI
+    # 0.24 .. 0.24, above RISE_BAND x reward std 0.45 = 0.045) is worth a look, not a stop
+    s["reward/mean"] = 0.56 + 0.24 * np.arange(60) / 59
+    d = diagnose(write(tmp_path, s, name="cut_rising"))
+    assert by_rule(d, "truncation").severity == "warning" and d.verdict.kind == "healthy"
+    # noise of std 0.05 on 60 points: no trend, but its CI is wider than 0.1 x 0.45: not flat beyond doubt
+    s["reward/mean"] = 0.4 + np.random.default_rng(4).normal(0, 0.05, 60)
+    assert by_rule(diagnose(write(tmp_path, s, name="cut_noisy")), "truncation").severity == "warning"
     # no truncation column: the mean length sits within 10% of the configured cap (completions never end)
     del s["completions/truncated_frac"]
     s["completions/len_mean"] = np.full(60, 240.0)

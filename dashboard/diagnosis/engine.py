@@ -82,5 +82,5 @@ def diagnose(run: Any, rules: list[str] | None = None) -> Diagnosis:
         answers = answer_questions(d.config, d.source) if d.config else []
     except Exception:  # noqa: BLE001 - an odd config value must not stop the diagnosis
         answers = []
-    findings = sort_findings(demote_consequences(findings))
+    findings = sort_findings(demote_consequences(findings, d.steps))
     return Diagnosis(findings, not_judged, answers, d.n, int(d.steps[-1]) if d.n else None, verdict(d, findings))

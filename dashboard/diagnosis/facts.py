@@ -60,6 +60,21 @@ def _eval_trend(d: RunData) -> tuple[str, stats.Trend] | None:
     return None
 
 
+# A trend whose confidence interval over the whole run stays within this fraction of the reward's own spread
+# between responses is flat beyond doubt (a binary reward at pass rate 0.5 has spread 0.5: +-0.05).
+FLAT_BAND = 0.1
+
+
+def reward_stuck(d: RunData) -> bool:
+    """True when the reward is flat beyond doubt: a trend test over the run whose change CI stays within
+    FLAT_BAND of the reward's spread. Not merely "no significant trend", which a noisy short run also gives."""
+    t = reward_trend(d)
+    if t is None:
+        return False
+    lo, hi = t.change_ci
+    return max(abs(lo), abs(hi)) <= FLAT_BAND * reward_scale(d)[0]
+
+
 RISE_BAND = 0.1  # a rise counts when even its CI's low end is a tenth of the reward's spread between responses
 
 

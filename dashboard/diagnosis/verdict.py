@@ -20,11 +20,14 @@ LABELS: dict[str, str] = {"healthy": "healthy", "not_learning": "not learning", 
                           "cant_judge": "can't judge yet"}
 # rule id -> the verdict its finding (critical, or warning for these) supports
 UNSTABLE = ("non_finite", "kl_clip_explode", "first_step_ratio")
-NOT_LEARNING = ("reward_constant", "reward_flat", "no_learning", "verifier_suspect", "zero_variance_groups",
-                "sparse_reward", "truncation", "eval_diverges")
+# Findings that measure learning itself: the reward (or eval) does not move, falls, or is scored wrongly.
+NOT_LEARNING = ("reward_constant", "reward_flat", "no_learning", "verifier_suspect", "eval_diverges")
 # a warning of these says "not learning" on its own: they are the statement itself, only less sure
 NOT_LEARNING_AT_WARNING = ("reward_flat", "no_learning", "reward_constant")
-
+# Levels that explain why a run would not learn (no signal in the groups, a reward almost never earned,
+# completions cut at the cap) but do not measure learning: the same level is seen in runs whose reward climbs.
+# They name a "not learning" verdict only when no finding above measures it and the reward does not rise.
+WHY_NOT_LEARNING = ("zero_variance_groups", "sparse_reward", "truncation")
 
 @dataclass(frozen=True)
 class Verdict:
@@ -52,6 +55,11 @@ def verdict(d: RunData, findings: list[Finding]) -> Verdict:
         return Verdict("unstable", f.title)
     if (f := _first(findings, NOT_LEARNING, ("critical",))) is not None:
         return Verdict("not_learning", f.title)
+    # Their rules need a trend test's worth of reward points: such a warning never rests on too few.
+    if (f := _first(findings, NOT_LEARNING_AT_WARNING, ("warning",))) is not None:
+        return Verdict("not_learning", f.title)
+    if (f := _first(findings, WHY_NOT_LEARNING, ("critical",))) is not None and not facts.improving(d):
+        return Verdict("not_learning", f.title)
     r = d.dense(facts.REWARD)
     points = 0 if r is None else len(r[1])
     if r is None:
@@ -59,8 +67,6 @@ def verdict(d: RunData, findings: list[Finding]) -> Verdict:
     if points < MIN_TREND_STEPS:
         return Verdict("cant_judge", f"only {points} logged step(s) with a reward; the trend tests need "
                        f"{MIN_TREND_STEPS}")
-    if (f := _first(findings, NOT_LEARNING_AT_WARNING, ("warning",))) is not None:
-        return Verdict("not_learning", f.title)
     if (f := _first(findings, UNSTABLE, ("warning",))) is not None:
         return Verdict("unstable", f.title)
     t = facts.reward_trend(d)

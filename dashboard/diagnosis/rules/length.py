@@ -23,6 +23,7 @@ TRUNC_HIGH, TRUNC_RISE = 0.2, 0.1  # length_drift: truncated fraction above 0.2 
 # truncation: a third of the completions cut, for a fifth of the run, is a warning; nine in ten (or a mean
 # length within 10% of the cap) means completions are pinned at the cap: nothing the reward sees has ended.
 TRUNC_SHARE, TRUNC_PINNED, CAP_NEAR = 1 / 3, 0.9, 0.9
+PINNED_RUN_SHARE = 0.5  # critical needs the pinning on half the logged steps or more
 TERMINATED = ("completions/mean_terminated_length", "train/completions/mean_terminated_length")
 CAP_KEYS = ("rollout.max_new_tokens", "max_completion_length", "rollout.response_length", "response_length",
             "generate_max_len", "max_new_tokens")
@@ -90,7 +91,15 @@ def truncation(d: RunData):
     pinned_share = float(np.nanmedian(tr[held])) if tr is not None and np.isfinite(tr[held]).any() else None
     pinned = pinned_share is None or pinned_share >= TRUNC_PINNED
     i0, i1 = int(np.argmax(held)), len(held) - 1 - int(np.argmax(held[::-1]))
-    severity = "critical" if pinned and share >= 0.5 and not facts.improving(d) else "warning"
+    # Pinned completions are a level, and runs whose reward climbs show the same level (a short answer scored
+    # before the cap is reached); the cut is what stops the run only when the reward is also flat beyond doubt.
+    stuck = facts.reward_stuck(d) and not facts.improving(d)
+    severity = "critical" if pinned and share >= PINNED_RUN_SHARE and stuck else "warning"
+    if severity == "critical":
+        t = facts.reward_trend(d)
+        ev.append(evidence("reward/mean", t.change, None, "Theil-Sen change over the run",
+                           f"and the reward does not move (change {fmt(t.change)}, 95% CI {fmt(t.change_ci[0])} .. "
+                           f"{fmt(t.change_ci[1])}): nothing the run does gets past the cap"))
     title = ("Completions are pinned at the length cap" if pinned else "Many completions are cut at the length cap")
     ev.insert(0, evidence("completions", share, None, "share of logged steps", f"on {int(held.sum())} of {d.n} "
                           f"logged steps (steps {steps[i0]}-{steps[i1]}) completions sit at or are cut by the cap"))

@@ -20,9 +20,6 @@ from dashboard.diagnosis.series import (
 )
 
 MIN_TREND_STEPS = 20  # fewer logged points than this and "does not move" cannot be told from "has not started"
-# A trend whose confidence interval over the whole run stays within this fraction of the reward's own spread
-# between responses is flat beyond doubt (a binary reward at pass rate 0.5 has spread 0.5: +-0.05).
-FLAT_BAND = 0.1
 STRONG_SHARE = 0.5  # most steps without an update: strong support for "nothing is learned"
 EXPLAINED = 0.9  # ...unless nine in ten of them had no group with any spread (zero_variance_groups' finding)
 SPARSE_LOW, SPARSE_HIGH = 0.05, 0.95  # pass rate this close to 0 or 1: few groups mix successes and failures
@@ -73,10 +70,10 @@ def reward_flat(d: RunData):
     t = facts.reward_trend(d)
     scale, how = facts.reward_scale(d)
     lo, hi = t.change_ci
-    tight = max(abs(lo), abs(hi)) <= FLAT_BAND * scale
+    tight = facts.reward_stuck(d)
     if t.direction() != "flat" and not tight:
         return []  # it moves: up is learning; a significant fall is no_learning's finding
-    ev = [evidence("reward/mean", t.change, FLAT_BAND * scale, f"Theil-Sen change over steps {steps[0]}-{steps[-1]}",
+    ev = [evidence("reward/mean", t.change, facts.FLAT_BAND * scale, f"Theil-Sen change over steps {steps[0]}-{steps[-1]}",
                    f"{'no trend beyond the noise' if t.direction() == 'flat' else 'a trend too small to matter'}: "
                    f"Mann-Kendall p = {t.p:.2g} over {t.n} points; change "
                    f"{fmt(t.change)} (95% CI {fmt(lo)} .. {fmt(hi)}) against a reward spread of {fmt(scale)} ({how})")]
