@@ -106,7 +106,8 @@ class RolloutConfig:
 class AlgoConfig:
     adv_mode: str = "group"
     """advantage: group (z-score in the group), batch (group mean, batch std), mean_only (Dr. GRPO), rloo
-    (leave-one-out mean), reinforce_pp (batch z-score, no group baseline) or reinforce_pp_baseline"""
+    (leave-one-out mean), reinforce_pp (no group baseline, whitened over the batch's action tokens) or
+    reinforce_pp_baseline (group mean subtracted, then whitened over the batch's action tokens)"""
     adv_eps: float = 1e-6
     """added to the std before dividing: A = (r - mean) / (std + eps)"""
     adv_std_unbiased: bool = True

@@ -197,14 +197,17 @@ def prepare(tr: Trainer, ro: Rollout) -> tuple[Batch, dict, torch.Tensor, int]:
     dropped = zero_variance_groups(torch.tensor(ro.host["reward"]).view(P, G)) & a.drop_zero_var_groups
     keep = (~dropped).repeat_interleave(G).nonzero().squeeze(1).to(tr.device)
     # Every rank's groups: a batch-level statistic (std, mean) must be the whole batch's.
-    columns = [shaped, ro.rewards, ro.passed, ro.lengths, ro.truncated, dropped.to(tr.device).repeat_interleave(G)]
+    cmask = loss_mask(ro.completion_mask, ro.truncated, a.mask_truncated)
+    # the tokens each response's advantage reaches in the loss: what a token-level estimator weighs it by
+    columns = [shaped, ro.rewards, ro.passed, ro.lengths, ro.truncated, dropped.to(tr.device).repeat_interleave(G),
+               cmask.sum(1)]
     local = torch.cat([c.view(P, G).float() for c in columns], 1)
     every, first = D.gather_rows(local, w)
-    sh, rw, ps, ln, tc, dr = every.split(G, dim=1)
-    adv = ADVANTAGES[a.adv_mode](sh, eps=a.adv_eps, unbiased=a.adv_std_unbiased)
+    sh, rw, ps, ln, tc, dr, tk = every.split(G, dim=1)
+    adv = ADVANTAGES[a.adv_mode](sh, eps=a.adv_eps, unbiased=a.adv_std_unbiased, tokens=tk)
     stats = M.rollout_metrics(rw, ps.bool(), ln, tc.bool(), adv, dr[:, 0].bool())
     mine = adv[first: first + P].reshape(-1)
-    cmask = loss_mask(ro.completion_mask, ro.truncated, a.mask_truncated)[keep]
+    cmask = cmask[keep]
     batch = Batch(ro.ids[keep], ro.mask[keep], cmask, mine[keep], old[keep] if old is not None else None,
                   ro.rollout_logp[keep], ref[keep] if ref is not None else None, int((~dropped).sum()))
     return batch, stats, adv.reshape(-1), first

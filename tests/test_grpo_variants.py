@@ -16,8 +16,10 @@ from grpo_core.shaping import loss_mask, soft_overlong_penalty
 torch.set_num_threads(1)
 
 
-def adv(mode, rewards, eps=0.0):
-    return ADVANTAGES[mode](torch.tensor(rewards, dtype=torch.float64), eps=eps).tolist()
+def adv(mode, rewards, eps=0.0, tokens=None, unbiased=True):
+    tokens = torch.tensor(tokens, dtype=torch.float64) if tokens is not None else None
+    return ADVANTAGES[mode](torch.tensor(rewards, dtype=torch.float64), eps=eps, tokens=tokens,
+                            unbiased=unbiased).tolist()
 
 
 def test_rloo_leave_one_out_baseline():
@@ -37,6 +39,50 @@ def test_reinforce_pp_batch_zscore_without_group_baseline():
     # sqrt(0.75 / 3) = 0.5 -> [0.5, -1.5, 0.5, 0.5]: the all-pass group keeps a positive advantage.
     assert adv("reinforce_pp", [[1, 0], [1, 1]]) == [pytest.approx([0.5, -1.5]), pytest.approx([0.5, 0.5])]
     assert adv("reinforce_pp", [[0.7, 0.7], [0.7, 0.7]]) == [[0, 0], [0, 0]]  # a constant batch: 0, not NaN
+
+
+def test_reinforce_pp_whitens_over_tokens():
+    # rewards [[1, 0], [1, 1]] with 3, 1 | 2, 2 tokens: 8 token returns, seven 1s and one 0, mean 7/8.
+    # squared deviations 7 x (1/8)^2 + (7/8)^2 = 7/8; Bessel over tokens: var 7/8 / 7 = 1/8, std 0.353553
+    # -> A = 0.125 / 0.353553 = 0.353553 for a 1, -0.875 / 0.353553 = -2.474874 for the 0.
+    got = adv("reinforce_pp", [[1, 0], [1, 1]], tokens=[[3, 1], [2, 2]])
+    assert got == [pytest.approx([0.353553, -2.474874], abs=1e-6), pytest.approx([0.353553, 0.353553], abs=1e-6)]
+    # population variance (OpenRLHF): 7/8 / 8, std 0.330719 -> 0.377964, -2.645751
+    got = adv("reinforce_pp", [[1, 0], [1, 1]], tokens=[[3, 1], [2, 2]], unbiased=False)
+    assert got[0] == pytest.approx([0.377964, -2.645751], abs=1e-6)
+    # a response with no loss token (masked truncation) weighs nothing: the same as leaving it out
+    assert adv("reinforce_pp", [[1, 0, 5]], tokens=[[3, 1, 0]])[0][:2] == pytest.approx(
+        adv("reinforce_pp", [[1, 0]], tokens=[[3, 1]])[0])
+
+
+def test_reinforce_pp_baseline_whitens_the_centred_rewards_over_tokens():
+    # centred [.75 -.25 -.25 -.25 | 0 0 0 0], tokens [2 1 1 1 | 1 1 1 1]: 9 tokens, token mean 0.75 / 9 = 1/12
+    # deviations 2/3 (x2), -1/3 (x3), -1/12 (x4): squares 8/9 + 3/9 + 4/144 = 1.25; Bessel 1.25 / 8, std
+    # 0.395285 -> 1.686548, -0.843274; the all-pass group gets -1/12 / 0.395285 = -0.210819, not 0.
+    got = adv("reinforce_pp_baseline", [[1, 0, 0, 0], [1, 1, 1, 1]], tokens=[[2, 1, 1, 1], [1, 1, 1, 1]])
+    assert got[0] == pytest.approx([1.686548, -0.843274, -0.843274, -0.843274], abs=1e-6)
+    assert got[1] == pytest.approx([-0.210819] * 4, abs=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["reinforce_pp", "reinforce_pp_baseline"])
+@pytest.mark.parametrize("unbiased", [True, False])
+def test_reinforce_pp_equals_token_level_whitening_of_the_returns(mode, unbiased):
+    # The published recipe on per-token tensors: every action token's return is the (group-centred)
+    # outcome reward; whiten over the masked tokens of the batch (verl: Bessel, rsqrt(var + 1e-8);
+    # OpenRLHF: population variance, rsqrt(max(var, 1e-8))). Ours, per response, must give each token's value.
+    gen = torch.Generator().manual_seed(0)
+    P, G, N = 3, 4, 6
+    rewards = torch.randint(0, 3, (P, G), generator=gen).double() / 2
+    lengths = torch.randint(1, N + 1, (P, G), generator=gen)
+    mask = (torch.arange(N) < lengths.reshape(-1, 1)).double()  # [P * G, N]
+    score = rewards - rewards.mean(1, keepdim=True) if mode == "reinforce_pp_baseline" else rewards
+    returns = score.reshape(-1, 1) * mask
+    n = mask.sum()
+    mean = (returns * mask).sum() / n
+    var = ((returns - mean) ** 2 * mask).sum() / (n - 1 if unbiased else n)
+    want = ((returns - mean) * torch.rsqrt(var + 1e-8 if unbiased else var.clamp(min=1e-8))) * mask
+    got = ADVANTAGES[mode](rewards, eps=0.0, unbiased=unbiased, tokens=lengths)
+    assert torch.allclose(got.reshape(-1, 1) * mask, want, rtol=1e-6, atol=1e-7)
 
 
 def test_reinforce_pp_baseline_group_mean_then_batch_std():
