@@ -1,12 +1,15 @@
-"""TensorBoard event records -> scalar points, with the Python work per record and per layout, not per value.
+"""TensorBoard event records -> scalar points, with the Python work per layout, not per record or value.
 
-An event of a summary is its wall time, its step and the serialized summary, in that order; those three are
-split off the record's bytes. Writers log the same tags event after event, so most summaries are byte for
-byte alike except for the 4 bytes of each float: they are grouped by size, the first of a group is the
-template (parsed with TensorBoard's `Summary` protobuf; its tags and the offsets of its floats are checked
-against that parse), and every summary whose other bytes equal the template's is decoded at once with
-numpy. Anything else (tensors of new-style summaries, the `args` text, another layout, any other event) is
-read by the protobuf, value by value.
+An event of a summary is its wall time, its step and the serialized summary, in that order. Writers log the
+same tags event after event, so most records of one length are byte for byte alike except for the 8 bytes
+of the wall time, the bytes of the step and the 4 bytes of each float (torch's `add_scalar` writes one tag
+per event: then every tag has its own such layout). Records are grouped by length; the first undecoded
+record of a group is the template (its event split by a regex, its summary parsed with TensorBoard's
+`Summary` protobuf, its tags and the byte offsets of its floats checked against that parse), and every
+record of the group whose other bytes equal the template's is decoded at once with numpy: step, wall time
+and floats read off a byte matrix. Anything else (tensors of new-style summaries, the `args` text, another
+layout, any other event) is read by the protobuf, record by record. Tags are registered in the order of the
+first record that carries them, whatever the grouping.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from collectors.readers.columnar import WALL, Points
 
 # transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
 CONFIG_TAGS = ("args/text_summary", "args")
-_MAX_TEMPLATES = 64  # layouts tried per summary size before the rest is read value by value
+_MAX_TEMPLATES = 64  # layouts tried per record length before the rest is read record by record
+_MIN_BULK = 4  # a length shared by fewer records is read record by record (a template costs a few parses)
 _FLOAT_BYTES = np.arange(4)
 _DOUBLE = struct.Struct("<d")
 
@@ -30,26 +34,26 @@ _DOUBLE = struct.Struct("<d")
 def decode(records: list[bytes], points: Points | None = None) -> Points:
     """Serialized `Event`s -> their scalar points (and `wall_time` as one point per event with a scalar)."""
     # the one way in: without tensorboard, a line naming the extra instead of an ImportError
-    Event = require("tensorboard.compat.proto.event_pb2", "tensorboard", "reading TensorBoard event files").Event
-    from google.protobuf.message import DecodeError  # protobuf comes with tensorboard (and streamlit)
-
+    require("tensorboard.compat.proto.event_pb2", "tensorboard", "reading TensorBoard event files")
     out = points if points is not None else Points()
-    by_layout: dict[bytes, list[tuple[int, int, float, bytes]]] = {}
     first = out.events  # records are numbered in arrival order (it decides the last write)
     out.events += len(records)
-    for order, raw in enumerate(records, first):
-        if (split := _split_event(raw)) is not None:
-            by_layout.setdefault(split[0], []).append((order, *split[1:]))
-            continue
-        try:  # any other event (file version, graph, a field we do not expect): the protobuf reads it
-            event = Event.FromString(raw)
-        except DecodeError:
-            out.undecodable += 1
-            continue
-        if event.HasField("summary"):
-            _add_event(out, event, order)
-    for rows in by_layout.values():
-        _decode_same_size(rows, out)
+    pieces: list[tuple[int, tuple]] = []  # (first record number, what to add), applied in record order
+    lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
+    by_length = np.argsort(lengths, kind="stable")
+    for idx in np.split(by_length, np.flatnonzero(np.diff(lengths[by_length])) + 1):
+        if len(idx) >= _MIN_BULK:
+            _decode_same_length(records, idx, first, pieces)
+        else:
+            pieces += [(first + i, ("one", records[i])) for i in idx.tolist()]
+    pieces.sort(key=lambda p: p[0])
+    for order, (kind, *args) in pieces:
+        if kind == "block":
+            steps, orders, tags, floats, walls = args
+            out.add_block(steps, orders, tags, floats)
+            out.add_block(steps, orders, [WALL], walls[:, None])
+        else:
+            _decode_one(args[0], order, out)
     return out
 
 
@@ -58,72 +62,92 @@ _EVENT_RE = re.compile(rb"(?:\x09(.{8}))?(?:\x10([\x80-\xff]{0,9}[\x00-\x7f]))?\
                        re.DOTALL)
 
 
-def _split_event(raw: bytes) -> tuple[bytes, int, float, bytes] | None:
-    """(layout key, step, wall_time, serialized summary) of an Event made of exactly those fields (wall_time
-    1, step 2, summary 5, in field order, as every writer serializes them), else None. proto3 leaves out a
-    zero step. The key is the summary's size and first tag (`0a len 0a taglen tag ...`, one-byte lengths),
-    so that summaries a writer logs one tag at a time (torch's add_scalar) are grouped by tag before
-    templates are tried; only a grouping: the template check decides."""
+def _split_event(raw: bytes) -> tuple[re.Match, int] | None:
+    """The regex match of an Event made of exactly wall_time (1), step (2) and summary (5), in field order,
+    as every writer serializes them, and where its summary starts; else None. proto3 leaves out a zero step."""
     m = _EVENT_RE.match(raw)
     if m is None:
         return None
-    wall_bytes, step_bytes, length_bytes = m.groups()
+    length_bytes = m.group(3)
     length = length_bytes[0] if len(length_bytes) == 1 else _varint(length_bytes, 0)[0]
-    pos = m.end()
-    if pos + length != len(raw) or not length:
+    if m.end() + length != len(raw) or not length:
         return None
-    step = 0
-    if step_bytes:
-        n = len(step_bytes)
-        step = step_bytes[0] if n == 1 else (step_bytes[0] & 0x7F) | (step_bytes[1] << 7) if n == 2 else \
-            _varint(step_bytes, 0)[0]
-        if step >= 1 << 63:
-            step -= 1 << 64  # int64 two's complement
-    key = length.to_bytes(4, "little")
-    if length >= 4 and raw[pos] == 0x0A and raw[pos + 1] < 0x80 and raw[pos + 2] == 0x0A and (
-            tag_len := raw[pos + 3]) < 0x80:
-        key += raw[pos:pos + 4 + tag_len]
-    return key, step, (_DOUBLE.unpack(wall_bytes)[0] if wall_bytes else 0.0), raw[pos:]
+    return m, m.end()
 
 
-def _decode_same_size(rows: list[tuple[int, int, float, bytes]], out: Points) -> None:
-    """Summaries of one size (and first tag): each template's matching rows at once with numpy, the rest
-    value by value."""
+def _event_step(m: re.Match) -> int:
+    step_bytes = m.group(2)
+    if not step_bytes:
+        return 0
+    step = _varint(step_bytes, 0)[0] & ((1 << 64) - 1)
+    return step - (1 << 64) if step >= 1 << 63 else step  # int64 two's complement
+
+
+def _decode_same_length(records: list[bytes], idx: np.ndarray, first: int, pieces: list) -> None:
+    """Records of one length (`idx` into `records`, in arrival order): each template's matching records at
+    once with numpy, the rest record by record."""
     from tensorboard.compat.proto.summary_pb2 import Summary
 
-    size = len(rows[0][3])
-    orders, steps, walls = (np.array(col) for col in zip(*((r[0], r[1], r[2]) for r in rows), strict=True))
-    matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.uint8).reshape(len(rows), size)
-    left = np.arange(len(rows))  # rows not decoded yet
+    size = len(records[int(idx[0])])
+    matrix = np.frombuffer(b"".join([records[i] for i in idx.tolist()]), dtype=np.uint8).reshape(len(idx), size)
+    left = np.arange(len(idx))  # rows not decoded yet
     for _ in range(_MAX_TEMPLATES):
         if not len(left):
             return
-        first = int(left[0])
-        summary = Summary.FromString(rows[first][3])
-        layout = _layout(rows[first][3], summary)
-        if layout is None:
-            _add_values(out, summary.value, int(steps[first]), float(walls[first]), int(orders[first]))
+        t = int(left[0])
+        raw = records[int(idx[t])]
+        split = _split_event(raw)
+        layout = _template(raw[split[1]:], Summary) if split else None
+        if layout is None:  # not a summary of simple values: read on its own
+            pieces.append((first + int(idx[t]), ("one", raw)))
             left = left[1:]
             continue
+        m, at = split
         tags, offsets = layout
-        float_cols = (offsets[:, None] + _FLOAT_BYTES).reshape(-1)
+        float_cols = ((offsets + at)[:, None] + _FLOAT_BYTES).reshape(-1)
         fixed = np.ones(size, dtype=bool)
         fixed[float_cols] = False
-        match = (matrix[left][:, fixed] == matrix[first, fixed]).all(axis=1)
-        hit = left[match]
-        floats = np.ascontiguousarray(matrix[hit][:, float_cols]).view("<f4").reshape(len(hit), len(tags))
-        out.add_block(steps[hit].astype(np.int64), orders[hit].astype(np.int64), tags, floats)
-        out.add_block(steps[hit].astype(np.int64), orders[hit].astype(np.int64), [WALL],
-                      walls[hit].astype(np.float64)[:, None])
+        wall = m.start(1) if m.group(1) is not None else -1
+        if wall >= 0:
+            fixed[wall:wall + 8] = False
+        step_at, step_len = (m.start(2), len(m.group(2))) if m.group(2) else (0, 0)
+        fixed[step_at:step_at + step_len] = False
+        rows = matrix[left]
+        match = (rows[:, fixed] == matrix[t, fixed]).all(axis=1)
+        if step_len:  # the same varint length: continuation bits on all but its last byte
+            step_bytes = rows[:, step_at:step_at + step_len]
+            match &= (step_bytes[:, :-1] >= 0x80).all(axis=1) & (step_bytes[:, -1] < 0x80)
+        hit, rows = left[match], rows[match]
+        steps = _varints(rows[:, step_at:step_at + step_len]) if step_len else np.zeros(len(hit), np.int64)
+        walls = (np.ascontiguousarray(rows[:, wall:wall + 8]).view("<f8").reshape(-1) if wall >= 0
+                 else np.zeros(len(hit))).astype(np.float64)
+        floats = np.ascontiguousarray(rows[:, float_cols]).view("<f4").reshape(len(hit), len(tags))
+        orders = idx[hit].astype(np.int64) + first
+        pieces.append((int(orders[0]), ("block", steps, orders, tags, floats, walls)))
         left = left[~match]
-    for i in left.tolist():
-        _add_values(out, Summary.FromString(rows[i][3]).value, int(steps[i]), float(walls[i]), int(orders[i]))
+    pieces += [(first + i, ("one", records[i])) for i in idx[left].tolist()]
+
+
+def _template(payload: bytes, summary_class: type) -> tuple[list[str], np.ndarray] | None:
+    from google.protobuf.message import DecodeError
+
+    try:
+        return _layout(payload, summary_class.FromString(payload))
+    except DecodeError:
+        return None
+
+
+def _varints(cols: np.ndarray) -> np.ndarray:
+    """(n, k) bytes of k-byte varints -> int64 (the low 64 bits, two's complement, as protobuf reads int64)."""
+    value = np.zeros(len(cols), dtype=np.uint64)
+    for j in range(cols.shape[1]):
+        value |= (cols[:, j].astype(np.uint64) & np.uint64(0x7F)) << np.uint64(7 * j)
+    return value.view(np.int64)
 
 
 def _layout(payload: bytes, summary: Any) -> tuple[list[str], np.ndarray] | None:
     """The tags of a serialized Summary and the byte offsets of their float32 `simple_value`s, when every
     value is one; None otherwise. Confirmed against the protobuf's parse of the same bytes."""
-    tags: list[str] = []
     offsets: list[int] = []
     pos = 0
     while pos < len(payload):
@@ -171,8 +195,30 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _add_event(out: Points, event: Any, order: int) -> None:
-    _add_values(out, event.summary.value, event.step, event.wall_time, order)
+def _decode_one(raw: bytes, order: int, out: Points) -> None:
+    """One record read by the protobuf: a summary event's values, or any other event (file version, graph,
+    a field we do not expect) parsed whole; bytes that are no Event are counted as undecodable."""
+    from google.protobuf.message import DecodeError  # protobuf comes with tensorboard (and streamlit)
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+
+    if (split := _split_event(raw)) is not None:
+        m, at = split
+        try:
+            values = Summary.FromString(raw[at:]).value
+        except DecodeError:
+            values = None
+        if values is not None:
+            wall = _DOUBLE.unpack(m.group(1))[0] if m.group(1) is not None else 0.0
+            _add_values(out, values, _event_step(m), wall, order)
+            return
+    try:
+        event = Event.FromString(raw)
+    except DecodeError:
+        out.undecodable += 1
+        return
+    if event.HasField("summary"):
+        _add_values(out, event.summary.value, event.step, event.wall_time, order)
 
 
 def _add_values(out: Points, values: Any, step: int, wall: float, order: int) -> None:

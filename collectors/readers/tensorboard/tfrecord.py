@@ -12,6 +12,8 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
+
 _HEAD = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
 
@@ -83,23 +85,87 @@ class RecordReader:
         return data, size is None or len(data) < size
 
     def _frame(self, data: bytes, limit: int | None) -> tuple[list[bytes], int]:
-        crc = CRC32C or _python_crc()
-        out: list[bytes] = []
+        """The complete records at the start of `data` (at most `limit`) and the bytes they span, up to the
+        first CRC mismatch (then `error` says where). The walk from length to length is the only loop per
+        record; the CRCs are checked per record length (`crc_ok`)."""
+        walk = struct.Struct("<Q").unpack_from
+        offsets: list[int] = []
+        lengths: list[int] = []
         pos, n = 0, len(data)
-        while pos + 12 <= n and (limit is None or len(out) < limit):
-            length, length_crc = _HEAD.unpack_from(data, pos)
-            c = crc(data[pos : pos + 8])  # masked as in `masked`, inline: this loop runs once per record
-            if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != length_crc:
-                self.error = f"corrupt record at byte {self.offset + pos} (CRC mismatch); later events skipped"
-                break
-            end = pos + 12 + length
-            if end + 4 > n:
-                break  # a writer mid-record
-            body = data[pos + 12 : end]
-            c = crc(body)
-            if (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF != _U32.unpack_from(data, end)[0]:
-                self.error = f"corrupt record at byte {self.offset + pos} (CRC mismatch); later events skipped"
-                break
-            out.append(body)
-            pos = end + 4
-        return out, pos
+        while pos + 12 <= n and (limit is None or len(offsets) < limit):
+            length = walk(data, pos)[0]
+            if pos + 16 + length > n:
+                break  # a writer mid-record (or a damaged length: its header CRC says which)
+            offsets.append(pos)
+            lengths.append(length)
+            pos += 16 + length
+        records = [data[o + 12:o + 12 + k] for o, k in zip(offsets, lengths, strict=True)]
+        good = crc_ok(data, np.array(offsets, dtype=np.int64), np.array(lengths, dtype=np.int64), records)
+        if not good.all():
+            bad = int(np.argmin(good))
+            self.error = f"corrupt record at byte {self.offset + offsets[bad]} (CRC mismatch); later events skipped"
+            return records[:bad], offsets[bad]
+        if pos + 12 <= n and (limit is None or len(offsets) < limit) and not _header_ok(data, pos):
+            self.error = f"corrupt record at byte {self.offset + pos} (CRC mismatch); later events skipped"
+        return records, pos
+
+
+def _crc() -> Callable[[bytes], int]:
+    return CRC32C or _python_crc()
+
+
+def _header_ok(data: bytes, pos: int) -> bool:
+    return masked(_crc()(data[pos:pos + 8])) == _U32.unpack_from(data, pos + 8)[0]
+
+
+def crc_ok(data: bytes, offsets: np.ndarray, lengths: np.ndarray, records: list[bytes]) -> np.ndarray:
+    """Whether each framed record's two CRCs hold (bool per record). The length's CRC depends on the length
+    only: one per distinct length. The data's CRC is computed for all records of one length at once, byte
+    column by byte column with numpy (`crc32c_rows`), when that is cheaper than one native call per record
+    (many short records, as torch's one-scalar events), else per record."""
+    ok = np.ones(len(offsets), dtype=bool)
+    if not len(offsets):
+        return ok
+    buf = np.frombuffer(data, dtype=np.uint8)
+    stored = _u32_at(buf, offsets + 8)
+    for length in np.unique(lengths).tolist():
+        ok[lengths == length] = masked(_crc()(struct.pack("<Q", length))) == stored[lengths == length]
+    stored = _u32_at(buf, offsets + 12 + lengths)
+    by_length = np.argsort(lengths, kind="stable")
+    for idx in np.split(by_length, np.flatnonzero(np.diff(lengths[by_length])) + 1):
+        size = int(lengths[idx[0]])
+        if size and size * (15 + len(idx) * 0.005) < len(idx) * 0.5:  # est. µs: numpy columns vs native calls
+            rows = np.frombuffer(b"".join([records[i] for i in idx.tolist()]), dtype=np.uint8).reshape(-1, size)
+            crcs = _masked_rows(crc32c_rows(rows))
+        else:
+            crc = _crc()
+            crcs = np.array([masked(crc(records[i])) for i in idx.tolist()], dtype=np.uint32)
+        ok[idx] &= crcs == stored[idx]
+    return ok
+
+
+def _u32_at(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
+    return buf[at[:, None] + np.arange(4)].copy().view("<u4").reshape(-1)
+
+
+def _crc32c_table() -> np.ndarray:
+    table = np.arange(256, dtype=np.uint32)
+    for _ in range(8):  # reflected Castagnoli polynomial
+        table = np.where(table & 1, (table >> 1) ^ np.uint32(0x82F63B78), table >> 1).astype(np.uint32)
+    return table
+
+
+_TABLE = _crc32c_table()
+
+
+def crc32c_rows(rows: np.ndarray) -> np.ndarray:
+    """CRC32C of each row of a (n, k) uint8 matrix: the byte-at-a-time table algorithm, run on all rows at
+    once (k steps of n-wide array operations). Equal to google_crc32c.value(row.tobytes()) for every row."""
+    crc = np.full(len(rows), 0xFFFFFFFF, dtype=np.uint32)
+    for j in range(rows.shape[1]):
+        crc = _TABLE[(crc ^ rows[:, j]) & 0xFF] ^ (crc >> 8)
+    return crc ^ np.uint32(0xFFFFFFFF)
+
+
+def _masked_rows(crc: np.ndarray) -> np.ndarray:
+    return ((crc >> 15) | (crc << 17)) + np.uint32(0xA282EAD8)
