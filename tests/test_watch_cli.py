@@ -1,6 +1,8 @@
-"""grpo-diagnose --watch follows a verl file-logger log as it is appended (verl's documented JSONL format:
-json.dumps({"step": N, "data": {...}}) a line) and a run folder of ours as its writer appends; the stop file
-and exit status 1 come once a critical finding holds, and a healthy-looking log ends with exit 0."""
+"""grpo-diagnose --watch follows a run as it grows: a verl file-logger log as it is appended (verl's documented
+JSONL format: json.dumps({"step": N, "data": {...}}) a line), a run folder of ours as its writer appends, a
+TensorBoard logdir as torch's SummaryWriter writes it and a TRL output folder as transformers' TrainerState saves
+checkpoints. A finding is printed once however many checks it holds; the stop file and exit status 1 come once a
+critical finding holds, and a finished run ends with exit 0."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from collectors import RunWriter
 from dashboard.diagnosis.cli import main
@@ -55,3 +59,118 @@ def test_watch_a_finished_run_prints_what_holds_and_exits_0_without_fail_on(tmp_
     printed = capsys.readouterr().out
     assert "new finding" in printed and "reward_constant" in printed
     assert main([str(out), "--watch", "--interval", "0", "--fail-on", "critical"]) == 1
+
+
+class Watch:
+    """`grpo-diagnose TARGET --watch ...` in a subprocess; its output lines gathered by threads as they come."""
+
+    def __init__(self, target: Path, *args: str) -> None:
+        import threading
+
+        self.proc = subprocess.Popen([sys.executable, "-m", "dashboard.diagnosis.cli", str(target), "--watch",
+                                      "--interval", "0.2", "--hold", "2", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines: list[str] = []
+        self.err: list[str] = []
+        self._readers = [threading.Thread(target=lambda f=f, into=into: into.extend(iter(f.readline, "")),
+                                          daemon=True) for f, into in ((self.proc.stdout, self.lines),
+                                                                       (self.proc.stderr, self.err))]
+        for t in self._readers:
+            t.start()
+
+    def events(self) -> list[dict]:
+        return [json.loads(x) for x in list(self.lines) if x.startswith("{")]
+
+    def end(self) -> str:
+        """Stop it if it still runs (it may be ended twice); its stderr."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        self.proc.wait(timeout=60)
+        for t in self._readers:
+            t.join(timeout=10)
+        return "".join(self.err)
+
+
+def follow_while_writing(write_steps, watches: tuple[Watch, Watch], step: int, after: int = 30,
+                         cap: int = 600) -> int:
+    """Write 5 steps at a time from `step` on (write_steps(first, last)) while the two watches follow: until the stopping
+    watch has exited and the other has printed a new finding and then seen `after` more steps. Returns the
+    last step written."""
+    follower, stopper = watches
+    seen_at = None
+    while step < cap:
+        write_steps(step, step + 4)
+        step += 5
+        if seen_at is None and any(e["event"] == "new" for e in follower.events()):
+            seen_at = step
+        if stopper.proc.poll() is not None and seen_at is not None and step - seen_at >= after:
+            break
+        time.sleep(0.3)
+    return step - 1
+
+
+def assert_once_then_stopped(follower: Watch, stopper: Watch, stop: Path, last: int, rule: str) -> None:
+    """The follower printed `rule` once as it grew (well before the end) and kept following; the stopper wrote
+    the stop file naming it and exited 1."""
+    err = follower.end()
+    assert follower.proc.returncode not in (0, 1), err[-2000:]  # it was still following: terminated by us
+    new = [e for e in follower.events() if e["event"] == "new"]
+    assert [e["finding"]["rule_id"] for e in new].count(rule) == 1, new
+    at = next(e["step"] for e in new if e["finding"]["rule_id"] == rule)
+    assert 10 <= at <= last - 25, (at, last)  # seen as the run grew, not read from a finished file
+    err = stopper.end()
+    assert stopper.proc.returncode == 1, err[-2000:]
+    body = json.loads(stop.read_text())
+    assert body["rule_id"] == rule and body["severity"] == "critical" and 10 <= body["step"] <= last
+    printed = "".join(stopper.lines)
+    assert printed.count("new finding") >= 1 and printed.count(f"({rule}, steps") == 1, printed
+    assert f"stop: critical finding {rule}" in printed
+
+
+def test_watch_follows_a_tensorboard_logdir_as_summarywriter_writes_it(tmp_path):
+    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    logdir, stop = tmp_path / "runs" / "exp", tmp_path / "stop.json"
+    writer = SummaryWriter(log_dir=str(logdir))
+
+    def write_steps(first: int, last: int) -> None:
+        for s in range(first, last + 1):  # TRL's names through transformers' TensorBoardCallback: a reward of 0
+            for tag, v in (("train/reward", 0.0), ("train/reward_std", 0.0), ("train/entropy", 1.0),
+                           ("train/completions/mean_length", 20.0), ("train/loss", 0.0)):
+                writer.add_scalar(tag, v, s)
+        writer.flush()
+
+    write_steps(0, 2)  # the event file exists before the watches start
+    watches = (Watch(logdir, "--format", "json"), Watch(logdir, "--stop-file", str(stop)))
+    try:
+        last = follow_while_writing(write_steps, watches, 3)
+        assert_once_then_stopped(*watches, stop, last, "reward_constant")
+    finally:
+        writer.close()
+        for w in watches:
+            w.end()
+
+
+def test_watch_follows_a_trl_folder_as_its_trainer_state_grows(tmp_path):
+    TrainerState = pytest.importorskip("transformers").TrainerState
+    out, stop = tmp_path / "trl_out", tmp_path / "stop.json"
+    state = TrainerState(max_steps=10_000, logging_steps=1, save_steps=5)
+
+    def write_steps(first: int, last: int) -> None:
+        # what a GRPOTrainer logs with a reward that is always 0, saved at a checkpoint as transformers saves it
+        for s in range(first + 1, last + 2):  # TRL counts steps from 1
+            state.log_history.append({"loss": 0.0, "grad_norm": 0.0, "learning_rate": 1e-6, "reward": 0.0,
+                                      "reward_std": 0.0, "frac_reward_zero_std": 1.0, "entropy": 1.0,
+                                      "completions/mean_length": 20.0, "step": s, "epoch": s / 100})
+        state.global_step = last + 1
+        ckpt = out / f"checkpoint-{last + 1}"
+        ckpt.mkdir(parents=True)
+        state.save_to_json(str(ckpt / "trainer_state.json"))
+
+    write_steps(0, 4)
+    watches = (Watch(out, "--format", "json"), Watch(out, "--stop-file", str(stop)))
+    try:
+        last = follow_while_writing(write_steps, watches, 5)
+        assert_once_then_stopped(*watches, stop, last + 1, "reward_constant")
+    finally:
+        for w in watches:
+            w.end()
