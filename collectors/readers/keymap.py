@@ -36,8 +36,17 @@ TRL: dict[str, str] = {
     "clip_ratio/region_mean": "policy/clipfrac",
     "clip_ratio/low_mean": "policy/clipfrac_low",
     "clip_ratio/high_mean": "policy/clipfrac_high",
+    # Without EOS the whole completion is cut; TRL logs 0 here when no completion of the step ended (min and max
+    # of the terminated lengths have no canonical twin and stay under their own names).
+    "completions/mean_terminated_length": "completions/terminated_len_mean",
     # vLLM-vs-trainer importance sampling diagnostics; ours is the mean |log p rollout - log p train|.
     "sampling/sampling_logp_difference/mean": "policy/rollout_logprob_abs_diff",
+    "sampling/sampling_logp_difference/max": "policy/rollout_logprob_abs_diff_max",
+    # TRL (1.16 and the 0.2x versions) logs the IS ratio after its correction: clamped to the clip bounds in the
+    # *_truncate modes, 0 for masked tokens/sequences in the *_mask modes (the default, sequence_mask, clip_max
+    # 3). Its mean is therefore the weight the loss used, our rollout_is_weight_mean, not the raw ratio's mean;
+    # its min and max are bounded by the clip and have no canonical twin (they stay under their own names).
+    "sampling/importance_sampling_ratio/mean": "policy/rollout_is_weight_mean",
     "loss": "loss/total",
     "grad_norm": "optim/grad_norm",
     "learning_rate": "optim/lr",
@@ -73,7 +82,9 @@ VERL: dict[str, str] = {
     "response_length/max": "completions/len_max",
     # Fraction of responses that reached the response length limit.
     "response_length/clip_ratio": "completions/truncated_frac",
-    # not mapped: training/rollout_probs_diff_* compare probabilities, ours compares log-probabilities
+    # With rollout.calculate_log_probs: |p rollout - p actor| over response tokens, in probabilities (not logs).
+    "training/rollout_probs_diff_mean": "policy/rollout_prob_abs_diff",
+    "training/rollout_probs_diff_max": "policy/rollout_prob_abs_diff_max",
     "timing_s/step": "perf/step_s",
     "timing/step": "perf/step_s",
     "perf/throughput": "perf/tokens_per_s",

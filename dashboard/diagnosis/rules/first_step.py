@@ -9,9 +9,13 @@ it logs:
   be 0 (ratio 1 clips nothing); a clip fraction there is a mismatch. Which steps are first comes from the
   run's config; judged only when every step is logged (logging_steps = 1), since TRL averages between logs.
 - TRL with vLLM: `sampling/sampling_logp_difference/mean` (our policy/rollout_logprob_abs_diff) and
-  `sampling/importance_sampling_ratio/mean`; verl: `training/rollout_probs_diff_mean` when it is logged.
+  `sampling/importance_sampling_ratio/mean` (policy/rollout_is_weight_mean: TRL logs it after its correction);
+  verl: `training/rollout_probs_diff_mean` (policy/rollout_prob_abs_diff) when it is logged; our trainer with a
+  rollout correction: policy/rollout_is_ratio_mean. Each is measured where the trainer's log-probs are taken
+  for the batch the engine just sampled, before any update on it: every logged value is a first-step value.
   These compare the serving engine with the trainer; TRL and verl correct small gaps, so only a gap far above
-  bf16 numerics is reported, as a warning.
+  bf16 numerics is reported, as a warning. The per-token max of the gap is evidence, never an alarm on its own:
+  one rare token in a batch differs by nats under plain bf16.
 """
 
 from __future__ import annotations
@@ -39,12 +43,18 @@ CLIP_ON_POLICY_SHARE, MIN_FIRST_STEPS = 0.5, 3
 # template. The IS ratio's mean then leaves 1 by more than 0.05. verl's mean probability gap is ~0.003 for a bf16
 # vLLM rollout and ~0.012 for FP8 (reported by verl users); 10x bf16, 0.03, is beyond a precision choice.
 ENGINE_LOGP_DIFF, ENGINE_IS_DEV, ENGINE_PROB_DIFF = 0.1, 0.05, 0.03
-IS_RATIO = ("sampling/importance_sampling_ratio/mean", "train/sampling/importance_sampling_ratio/mean")
-PROB_DIFF = ("training/rollout_probs_diff_mean", "rollout_probs_diff_mean")
+# The raw ratio's mean when a run logs it (ours), else the correction weight's (TRL logs the ratio after its
+# clamp or mask: the deviation it shows is at most the raw one's, so it never fires where the raw would not).
+IS_RATIO = ("policy/rollout_is_ratio_mean", "policy/rollout_is_weight_mean")
+PROB_DIFF = ("policy/rollout_prob_abs_diff",)
 # (column names, bound, what it measures, judged as |x - 1|?)
 ENGINE_GAPS = ((("policy/rollout_logprob_abs_diff",), ENGINE_LOGP_DIFF, "mean |log p rollout - log p train|", False),
                (IS_RATIO, ENGINE_IS_DEV, "|mean IS ratio - 1|", True),
                (PROB_DIFF, ENGINE_PROB_DIFF, "mean |p rollout - p train|", False))
+# per-token extremes shown beside a gap: (column, what it is)
+GAP_EXTREMES = (("policy/rollout_logprob_abs_diff_max", "largest |log p rollout - log p train| on one token"),
+                ("policy/rollout_prob_abs_diff_max", "largest |p rollout - p train| on one token"),
+                ("policy/rollout_is_ratio_min", "smallest IS ratio"), ("policy/rollout_is_ratio_max", "largest IS ratio"))
 
 
 def on_policy_steps(d: RunData) -> tuple[np.ndarray, str] | None:
@@ -82,17 +92,26 @@ def _trl_first_steps(d: RunData) -> list:
 
 
 def _engine_gap(d: RunData) -> list:
-    """[evidence] when a serving engine's log-probs are far from the trainer's (TRL+vLLM, verl)."""
+    """[evidence] when a serving engine's log-probs are far from the trainer's (TRL+vLLM, verl, ours), with the
+    value at the first logged step and the per-token extremes beside it."""
     out = []
     for names, bound, stat, dev in ENGINE_GAPS:
         name = next((n for n in names if d.dense(n) is not None), None)
         if name is None:
             continue
-        x = d.dense(name)[1]
-        v = float(np.median(np.abs(x - 1.0) if dev else x))
+        steps, x = d.dense(name)
+        gap = np.abs(x - 1.0) if dev else x
+        v = float(np.median(gap))
         if v > bound:
             out.append(evidence(name, v, bound, "median over logged steps",
-                                f"{stat}: median {fmt(v)} > {bound:g}, beyond bf16 numerics"))
+                                f"{stat}: median {fmt(v)} > {bound:g}, beyond bf16 numerics (at the first logged "
+                                f"step {int(steps[0])}: {fmt(float(gap[0]))})"))
+    if out:
+        for name, what in GAP_EXTREMES:
+            x = d.dense(name)
+            if x is not None and len(x[1]):
+                v = float(np.median(x[1]))
+                out.append(evidence(name, v, None, "median over logged steps", f"{what}: median {fmt(v)}"))
     return out
 
 

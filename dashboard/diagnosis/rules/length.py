@@ -24,7 +24,8 @@ TRUNC_HIGH, TRUNC_RISE = 0.2, 0.1  # length_drift: truncated fraction above 0.2 
 # length within 10% of the cap) means completions are pinned at the cap: nothing the reward sees has ended.
 TRUNC_SHARE, TRUNC_PINNED, CAP_NEAR = 1 / 3, 0.9, 0.9
 PINNED_RUN_SHARE = 0.5  # critical needs the pinning on half the logged steps or more
-TERMINATED = ("completions/mean_terminated_length", "train/completions/mean_terminated_length")
+# TRL logs 0 here when no completion of the step ended (readers map completions/mean_terminated_length)
+TERMINATED = ("completions/terminated_len_mean",)
 CAP_KEYS = ("rollout.max_new_tokens", "max_completion_length", "rollout.response_length", "response_length",
             "generate_max_len", "max_new_tokens")
 MIN_POINTS = 5
@@ -89,7 +90,10 @@ def truncation(d: RunData):
     share = float(held.mean())
     tr = d.col("completions/truncated_frac")
     pinned_share = float(np.nanmedian(tr[held])) if tr is not None and np.isfinite(tr[held]).any() else None
-    pinned = pinned_share is None or pinned_share >= TRUNC_PINNED
+    # a terminated length of 0 says every completion of the step was cut, whatever the share column rounds to
+    term = next((x for n in TERMINATED if (x := d.col(n)) is not None), None)
+    none_ended = term is not None and float(np.mean(term[held] == 0)) >= 0.5
+    pinned = pinned_share is None or pinned_share >= TRUNC_PINNED or none_ended
     i0, i1 = int(np.argmax(held)), len(held) - 1 - int(np.argmax(held[::-1]))
     # Pinned completions are a level, and runs whose reward climbs show the same level (a short answer scored
     # before the cap is reached); the cut is what stops the run only when the reward is also flat beyond doubt.
