@@ -615,3 +615,11 @@ def test_a_binary_reward_is_recognised_from_its_moments_when_no_pass_rate_is_log
     s["reward/std"] = np.sqrt(p * (1 - p)) * rng.uniform(0.5, 1.0, 100)  # a graded reward: no pass rate to judge
     d = diagnose(write(tmp_path, s, name="graded"))
     assert any(n.rule_id == "sparse_reward" and "not recognisably 0/1" in n.reason for n in d.not_judged)
+
+
+def test_every_rule_id_is_in_the_team_contract():
+    """sample_runs/manifest.json and the TRL corpus name rules by these ids: each must be listed in the contract."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "TEAM-CONTRACT.md").read_text()
+    assert [r for r in RULES if f"`{r}`" not in text] == []

@@ -44,7 +44,7 @@ CLIP_ON_POLICY_SHARE, MIN_FIRST_STEPS = 0.5, 3
 # vLLM rollout and ~0.012 for FP8 (reported by verl users); 10x bf16, 0.03, is beyond a precision choice.
 ENGINE_LOGP_DIFF, ENGINE_IS_DEV, ENGINE_PROB_DIFF = 0.1, 0.05, 0.03
 # The raw ratio's mean when a run logs it (ours), else the correction weight's (TRL logs the ratio after its
-# clamp or mask: the deviation it shows is at most the raw one's, so it never fires where the raw would not).
+# clamp, or with masked tokens as 0: a mean well below 1 then also says much was masked, itself a mismatch).
 IS_RATIO = ("policy/rollout_is_ratio_mean", "policy/rollout_is_weight_mean")
 PROB_DIFF = ("policy/rollout_prob_abs_diff",)
 # (column names, bound, what it measures, judged as |x - 1|?)
