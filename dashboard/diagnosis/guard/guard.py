@@ -136,15 +136,20 @@ def json_safe(x: Any) -> Any:
 WANDB_LEVELS = {"critical": "ERROR", "warning": "WARN", "info": "INFO"}
 
 
-def wandb_sink(run: Any) -> Sink:
-    """Findings into a wandb run's summary (`grposcope/<rule id>`, `grposcope/stopped_by`); an online run
-    also sends each one through `run.alert` (a team's Slack or e-mail). An offline run keeps the summary,
-    which `wandb sync` uploads later."""
+def wandb_sink(run: Any, alerts: bool | None = None) -> Sink:
+    """Findings into a wandb run's summary (`grposcope/<rule id>`, `grposcope/stopped_by`), and each new one
+    through `run.alert` (a team's Slack or e-mail): by default only when the run is online (alerts=None).
+
+    Offline, wandb does not refuse an alert: it writes it to the run's record file with the other records,
+    and wandb-core's sender sends every alert record it handles, so `wandb sync` would page the team when it
+    uploads the run, hours later perhaps. A page about a run that may have ended long ago is noise: an
+    offline run keeps the summary only, unless alerts=True (a run synced every few minutes may want them)."""
 
     def wandb_findings(update: Update) -> None:
+        send = alerts if alerts is not None else not getattr(run, "offline", True)
         for f in update.new:
             run.summary[f"grposcope/{f.rule_id}"] = f"{f.severity} at step {update.step}: {f.title}"
-            if not getattr(run, "offline", True):
+            if send:  # wandb wants a title under 64 characters
                 run.alert(title=f"{f.severity}: {f.title}"[:63], text=alert_line(f, update.step),
                           level=WANDB_LEVELS[f.severity])
         for f in update.cleared:
