@@ -75,7 +75,7 @@ def decode(tokenizer, tokens: torch.Tensor, mask: torch.Tensor) -> tuple[list[st
 def collect(net, tokenizer, task: Task, problems: list[Problem], group_size: int, rollout_cfg, device,
             generator: torch.Generator | None = None, greedy: bool = False) -> Rollout:
     """Sample group_size responses for each problem with `net` (the rollout engine) and score them."""
-    prompts = [tokenizer.encode(p.prompt) for p in problems for _ in range(group_size)]
+    prompts = [ids for p in problems for ids in [tokenizer.encode(p.prompt)] * group_size]  # one encode a prompt
     prompt_ids, prompt_mask = left_pad(prompts, tokenizer.pad_id, device)
     t0 = time.perf_counter()
     s = sample(net, prompt_ids, prompt_mask, rollout_cfg.max_new_tokens, tokenizer.eos_id, tokenizer.pad_id,

@@ -13,25 +13,20 @@ Under torchrun every rank runs this loop on its share of the prompts (grpo_core/
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import itertools
 import random
-import signal
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Self
 
 import torch
 
 from grpo_core import distributed as D
 from grpo_core import metrics as M
 from grpo_core.advantages import ADVANTAGES, zero_variance_groups
-from grpo_core.config import PRESETS, Config, ConfigError, to_dict, validate
+from grpo_core.config import PRESETS, Config, ConfigError, validate
 from grpo_core.losses import AGGREGATIONS, KL_ESTIMATORS, grpo_loss
-from grpo_core.mirror import WandbMirror
 from grpo_core.policy import (
     DTYPES,
     POLICIES,
@@ -41,6 +36,7 @@ from grpo_core.policy import (
     sync_weights,
     token_logprobs,
 )
+from grpo_core.recording import StopOnSignal, record
 from grpo_core.registry import Registry
 from grpo_core.rollout import Rollout, collect, concat, evaluate, take_groups
 from grpo_core.rollout_correction import ROLLOUT_CORRECTIONS
@@ -80,7 +76,8 @@ class Batch:
     """The update's view of a rollout, kept groups only: K = kept groups x G responses.
 
     ids, mask [K, L + N]; cmask [K, N] bool, the tokens the loss sees; adv [K]; rollout_logp [K, N];
-    old_logp, ref_logp [K, N] or None (old None: the update's first pass, detached, is the old policy).
+    old_logp, ref_logp [K, N] or None (old None: the update's first pass, detached, is the old policy, and
+    with several epochs it is kept here by that first step).
     """
 
     ids: torch.Tensor
@@ -150,17 +147,18 @@ def setup(cfg: Config) -> Trainer:
 def needs_old_pass(cfg: Config, engine_is_net: bool, device: torch.device) -> bool:
     """Whether the old log-probs need a pass of their own before the update.
 
-    Not when each rollout feeds one optimizer step and the rollout engine is the training model in the
-    training precision: the recomputed log-probs would equal the update's first pass, so that pass,
-    detached, serves as the old policy (TRL does the same). Nothing before the update may need them: a
-    KL folded into the reward does. The first-step ratio then compares the sampling pass's own
-    log-probs with the update's, the comparison notes section 9 q.3 is about.
+    Not when each epoch is one optimizer step (one minibatch) and the rollout engine is the training
+    model in the training precision: the first step's forward sees every row before any update, so that
+    pass, detached, is the old policy (TRL does the same with one iteration) and is kept for the later
+    epochs. Nothing before the update may need them: a KL folded into the reward does. The first-step
+    ratio then compares the sampling pass's own log-probs with the update's, the comparison notes
+    section 9 q.3 is about.
     """
     a = cfg.algo
     if a.old_logprob_source != "recompute":
         return True  # taken from the rollout: there is no pass to save
     same_precision = engine_is_net and not (cfg.model.autocast_bf16 and device.type == "cuda")
-    return not (a.epochs * a.minibatches == 1 and same_precision and a.kl_mode != "reward")
+    return not (a.minibatches == 1 and same_precision and a.kl_mode != "reward")
 
 
 def _check_prompts_fit(policy, task: Task, cfg: Config) -> None:
@@ -251,7 +249,10 @@ def backward(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, total) -> d
     with tr.amp():
         logp, entropy = token_logprobs(tr.net, b.ids[rows], b.mask[rows], cm.shape[1], cfg.rollout.temperature,
                                        with_entropy=True)
-    old = b.old_logp[rows] if b.old_logp is not None else logp.detach()
+    old_kept = b.old_logp is None  # no old pass: this step's own forward is the old policy
+    old = logp.detach() if old_kept else b.old_logp[rows]
+    if old_kept and cfg.algo.epochs > 1:  # the first step's pass is the old policy of the epochs after
+        b.old_logp = torch.zeros_like(b.rollout_logp).index_copy_(0, rows, logp.detach())
     ref = b.ref_logp[rows] if b.ref_logp is not None else None
     rollout_logp = b.rollout_logp[rows]
     weight, is_stats = (ROLLOUT_CORRECTIONS[a.rollout_correction](old, rollout_logp, cm, a.rollout_correction_min,
@@ -264,8 +265,7 @@ def backward(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, total) -> d
     stats.update(M.entropy_metric(entropy.detach(), cm))
     stats.update(is_stats)
     if first:  # before any optimizer step on this rollout: the on-policy check of notes section 9 q.3
-        stats.update(M.first_step_metrics(logp.detach(), b.old_logp[rows] if b.old_logp is not None
-                                          else rollout_logp, cm))
+        stats.update(M.first_step_metrics(logp.detach(), rollout_logp if old_kept else b.old_logp[rows], cm))
         stats.update(M.logprob_gap(rollout_logp, logp.detach(), cm))
     loss.backward()
     return stats
@@ -364,35 +364,6 @@ def train_on(tr: Trainer, ro: Rollout, step: int, log, stop, t0: float) -> int:
     return step
 
 
-class StopOnSignal:
-    """SIGINT/SIGTERM ask the loop to stop after the current step, so the run closes with its status;
-    a second signal interrupts at once. Installed before the RunWriter, which then leaves them to us."""
-
-    def __init__(self) -> None:
-        self.signal: str | None = None
-        self.reason: str | None = None  # a stop the guard asked for (grpo_core/guard.py): the run ends `stopped`
-        self._old: dict = {}
-
-    @property
-    def asked(self) -> bool:
-        return self.signal is not None or self.reason is not None
-
-    def _handle(self, signum, frame) -> None:
-        if self.signal is not None:
-            raise KeyboardInterrupt(f"second {signal.Signals(signum).name}")
-        self.signal = signal.Signals(signum).name
-
-    def __enter__(self) -> Self:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._old[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        for sig, handler in self._old.items():
-            signal.signal(sig, handler)
-
-
 @dataclass
 class TrainResult:
     run_dir: Path
@@ -423,66 +394,15 @@ def train(cfg: Config, guard=None) -> TrainResult:
 
 
 def _train(tr: Trainer, cfg: Config, guard=None) -> TrainResult:
-    from collectors import RunWriter
-
     run_dir = Path(cfg.out) if cfg.out else default_out(cfg)
-    flat = to_dict(cfg)
-    step, final, pass_rates, main = 0, {}, [], tr.world.main
-    writing = RunWriter(run_dir, name=cfg.name or None, config=flat) if main else contextlib.nullcontext(None)
-    with StopOnSignal() as stop, writing as writer:
-        if main:
-            writer.update_meta(**tr.info)
-        mirror = WandbMirror(cfg.log, run_dir, writer.meta.name, flat) if main else None
-        bar = progress_bar(cfg, enabled=main)
+    step, final, main = 0, {}, tr.world.main
+    with StopOnSignal() as stop, record(cfg, run_dir, tr.info, stop, guard, main) as rec:
+        while step < cfg.steps and not D.any_rank(stop.asked, tr.world):
+            step = run_rollout(tr, step, rec.log, stop)
         if guard is not None:
-            guard.begin(writer, mirror)
-
-        def log(step: int, values: dict, samples: list | None) -> None:
-            bar.update(1)
-            if not main:
-                return
-            writer.log_step(step, values)
-            mirror.log(step, values)
-            if samples:
-                writer.log_samples(samples)
-            if "reward/mean" in values:
-                pass_rates.append(values["reward/pass_rate"])
-                bar.set_postfix(reward=f"{values['reward/mean']:.3f}", pass_rate=f"{values['reward/pass_rate']:.3f}")
-            if guard is not None and (reason := guard.on_step(step, values, samples)):
-                stop.reason = reason
-
-        try:
-            while step < cfg.steps and not D.any_rank(stop.asked, tr.world):
-                step = run_rollout(tr, step, log, stop)
-            if guard is not None:
-                guard.end()
-            if cfg.eval_every and main:
-                final = evaluate(tr.net, tr.tokenizer, tr.eval_task or tr.task, cfg.rollout, tr.device)
-            tr.info["summary"] = summarize(pass_rates)
-            if main:
-                writer.update_meta(final_eval=final, steps_done=step, summary=tr.info["summary"])
-        finally:
-            bar.close()
-            if main:
-                mirror.finish(ok=stop.signal is None)
-        if stop.signal and main:
-            writer.close("failed", error=f"interrupted by {stop.signal} after {step} of {cfg.steps} steps")
-        elif stop.reason and main:
-            writer.close("stopped", error=stop.reason)
-    status, error = (writer.meta.status, writer.meta.error) if main else ("finished", None)
+            guard.end()
+        if cfg.eval_every and main:
+            final = evaluate(tr.net, tr.tokenizer, tr.eval_task or tr.task, cfg.rollout, tr.device)
+        rec.finish(final, step)
+    status, error = rec.status()
     return TrainResult(run_dir, status, step, final, tr.info, error, tr.net, main)
-
-
-def summarize(pass_rates: list[float]) -> dict:
-    """Mean sampled pass rate of the first and last tenth of the rollouts (at most 20 each)."""
-    if not pass_rates:
-        return {}
-    w = max(1, min(20, len(pass_rates) // 10))
-    return {"window": w, "pass_rate_first": sum(pass_rates[:w]) / w, "pass_rate_last": sum(pass_rates[-w:]) / w}
-
-
-def progress_bar(cfg: Config, enabled: bool = True):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=cfg.steps, disable=not (cfg.log.progress and enabled), desc="grpo", unit="step",
-                dynamic_ncols=True)

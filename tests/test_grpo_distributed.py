@@ -33,7 +33,7 @@ CASES = {
     # correction's ratio min and max must be the batch's, not a mean of the ranks'
     "batch_token": [("algo.adv_mode", "batch"), ("algo.loss_agg", "token_mean"), ("algo.kl_mode", "loss"),
                     ("algo.rollout_correction", "token_truncate")],
-    # two epochs: an old-log-prob pass, and a second step on updated weights
+    # two epochs: the first step's pass kept as the old policy, and a second step on updated weights
     "two_epochs": [("algo.epochs", "2"), ("algo.kl_mode", "none"), ("algo.adv_mode", "reinforce_pp")],
 }
 

@@ -75,6 +75,25 @@ def test_update_follows_the_sign_of_the_advantage(tmp_path, sign):
     assert math.copysign(1, (after[0] - before[0]).item()) == sign
 
 
+def test_two_epochs_keep_the_first_steps_pass_as_the_old_policy():
+    # One minibatch per epoch: no separate old-log-prob pass; the first step's forward (before any update)
+    # is kept for the second epoch and equals a pass of the untouched policy; the second step's ratio is not 1.
+    cfg = build_config(overrides=[("warm_start.enabled", "false"), ("algo.kl_mode", "none"),
+                                  ("log.track_kl_ref", "false"), ("optim.lr", "1e-2"), ("algo.epochs", "2")])
+    tr = setup(cfg)
+    assert not tr.old_pass
+    assert setup(build_config(overrides=[("warm_start.enabled", "false"), ("algo.epochs", "2"),
+                                         ("algo.minibatches", "2")])).old_pass
+    ro = collect(tr.net, tr.tokenizer, tr.task, tr.task.sample(tr.rng, 1), 2, cfg.rollout, tr.device, tr.gen)
+    with torch.no_grad():
+        want = token_logprobs(tr.net, ro.ids, ro.mask, ro.n)[0]
+    batch = Batch(ro.ids, ro.mask, ro.completion_mask, torch.tensor([1.0, -1.0]), None, ro.rollout_logp, None, 1)
+    optimizer_step(tr, batch, torch.tensor([1, 0]), first=True, step=0)
+    assert torch.allclose(batch.old_logp, want, atol=1e-6)
+    stats = optimizer_step(tr, batch, torch.tensor([0, 1]), first=False, step=1)
+    assert abs(stats["policy/ratio_mean"].item() - 1) > 1e-4
+
+
 def test_every_canonical_column_and_sample_row(tmp_path, cache):
     result, r = run(tmp_path, cache, steps=3)
     assert result.status == "finished" and r.meta.status == "finished" and r.problems == []

@@ -1,0 +1,126 @@
+"""Where a training run's rows go, and what stops it: the run folder and the wandb mirror (rank 0 only),
+the progress bar, the guard, and SIGINT/SIGTERM. The loop (train.py) calls `Recorder.log` once per
+optimizer step and `Recorder.finish` after the last one; `record` opens and closes all of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Self
+
+from grpo_core.config import Config, to_dict
+from grpo_core.mirror import WandbMirror
+
+
+class StopOnSignal:
+    """SIGINT/SIGTERM ask the loop to stop after the current step, so the run closes with its status;
+    a second signal interrupts at once. Installed before the RunWriter, which then leaves them to us."""
+
+    def __init__(self) -> None:
+        self.signal: str | None = None
+        self.reason: str | None = None  # a stop the guard asked for (grpo_core/guard.py): the run ends `stopped`
+        self._old: dict = {}
+
+    @property
+    def asked(self) -> bool:
+        return self.signal is not None or self.reason is not None
+
+    def _handle(self, signum, frame) -> None:
+        if self.signal is not None:
+            raise KeyboardInterrupt(f"second {signal.Signals(signum).name}")
+        self.signal = signal.Signals(signum).name
+
+    def __enter__(self) -> Self:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+
+
+class Recorder:
+    """The per-step sink of one run. writer, mirror: None on the ranks other than 0, which only count."""
+
+    def __init__(self, cfg: Config, writer, mirror: WandbMirror | None, stop: StopOnSignal, guard, info: dict,
+                 main: bool) -> None:
+        self.cfg, self.writer, self.mirror, self.stop, self.guard, self.info, self.main = (
+            cfg, writer, mirror, stop, guard, info, main)
+        self.bar = progress_bar(cfg, enabled=main)
+        self.pass_rates: list[float] = []
+        self.steps_done = 0
+
+    def log(self, step: int, values: dict, samples: list | None) -> None:
+        """One optimizer step's row (host floats) and, on a rollout's first step, its samples."""
+        self.bar.update(1)
+        if not self.main:
+            return
+        self.writer.log_step(step, values)
+        self.mirror.log(step, values)
+        if samples:
+            self.writer.log_samples(samples)
+        if "reward/mean" in values:
+            self.pass_rates.append(values["reward/pass_rate"])
+            self.bar.set_postfix(reward=f"{values['reward/mean']:.3f}", pass_rate=f"{values['reward/pass_rate']:.3f}")
+        if self.guard is not None and (reason := self.guard.on_step(step, values, samples)):
+            self.stop.reason = reason
+
+    def finish(self, final_eval: dict, steps_done: int) -> None:
+        """After the last step: the summary into info (every rank), the final eval into run.json (rank 0)."""
+        self.steps_done = steps_done
+        self.info["summary"] = summarize(self.pass_rates)
+        if self.main:
+            self.writer.update_meta(final_eval=final_eval, steps_done=steps_done, summary=self.info["summary"])
+
+    def status(self) -> tuple[str, str | None]:
+        """The run's status and error as run.json records them (other ranks: finished)."""
+        return (self.writer.meta.status, self.writer.meta.error) if self.main else ("finished", None)
+
+
+@contextlib.contextmanager
+def record(cfg: Config, run_dir: Path, info: dict, stop: StopOnSignal, guard=None,
+           main: bool = True) -> Iterator[Recorder]:
+    """Open the run (rank 0), yield its Recorder, and close it: failed after a signal, stopped when the
+    guard asked, finished otherwise; an exception inside leaves it to the RunWriter (failed, with it)."""
+    from collectors import RunWriter
+
+    flat = to_dict(cfg)
+    writing = RunWriter(run_dir, name=cfg.name or None, config=flat) if main else contextlib.nullcontext(None)
+    with writing as writer:
+        if main:
+            writer.update_meta(**info)
+        mirror = WandbMirror(cfg.log, run_dir, writer.meta.name, flat) if main else None
+        rec = Recorder(cfg, writer, mirror, stop, guard, info, main)
+        if guard is not None:
+            guard.begin(writer, mirror)
+        try:
+            yield rec
+        finally:
+            rec.bar.close()
+            if main:
+                mirror.finish(ok=stop.signal is None)
+        if stop.signal and main:
+            writer.close("failed", error=f"interrupted by {stop.signal} after {rec.steps_done} of {cfg.steps} steps")
+        elif stop.reason and main:
+            writer.close("stopped", error=stop.reason)
+
+
+def summarize(pass_rates: list[float]) -> dict:
+    """Mean sampled pass rate of the first and last tenth of the rollouts (at most 20 each)."""
+    if not pass_rates:
+        return {}
+    w = max(1, min(20, len(pass_rates) // 10))
+    return {"window": w, "pass_rate_first": sum(pass_rates[:w]) / w, "pass_rate_last": sum(pass_rates[-w:]) / w}
+
+
+def progress_bar(cfg: Config, enabled: bool = True):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=cfg.steps, disable=not (cfg.log.progress and enabled), desc="grpo", unit="step",
+                dynamic_ncols=True)
