@@ -1,14 +1,16 @@
 """Cost of the guard's incremental diagnosis (dashboard/diagnosis/guard/watch.py) against run length, and its
 overhead on a step of the default preset when it checks every 10 steps.
 
-    python benchmarks/bench_watch.py [--lengths 1000 10000 100000] [--repeats 7] [--train-steps 60]
+    python benchmarks/bench_watch.py [--lengths 1000 10000 100000] [--repeats 7] [--train-steps 60] [--replay]
 
 A synthetic run: the rows and samples of sample_runs/healthy (38 metrics, 128 samples a step) repeated with
 their steps shifted, fed to a Watcher one step at a time as grpo-train's guard does. For each length it
 prints the median cost of one check at that length (add one step, check), of adding one step, and of a
 one-shot `diagnose()` of the whole run (what re-diagnosing the run at each check would cost). With
 --train-steps, it also trains the default preset that many steps (guard off) for the median step time and
-says what a check every 10 steps adds to it.
+says what a check every 10 steps adds to it. With --replay, it also replays each run of sample_runs/ (rows and
+samples, step by step) into a Watcher that checks every 10 steps, and prints the median and largest check per
+run: the symptoms differ, so do the rules that have work to do (the sample rules on a broken verifier).
 """
 
 from __future__ import annotations
@@ -97,12 +99,31 @@ def train_step_s(steps: int) -> float:
         return float(load_run(f"{d}/run").metrics["perf/step_s"].median())
 
 
+def replay(folder: Path) -> list[float]:
+    """Seconds of each check while `folder`'s run is fed a step at a time, checked every 10 steps."""
+    run = open_run(folder)
+    rows = [{k: v for k, v in r.items() if not (isinstance(v, float) and np.isnan(v))}
+            for r in run.metrics.to_dict("records")]
+    s = run.samples()
+    samples = {} if s is None else {st: g.to_dict("records") for st, g in s.groupby("step")}
+    w, times = Watcher(config=run.meta.config, source=run.meta.source), []
+    for r in rows:
+        step = int(r.pop("step"))
+        w.add(step, r, samples.get(step))
+        if step % 10 == 9:
+            t0 = time.perf_counter()
+            w.check()
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lengths", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--train-steps", type=int, default=0)
     ap.add_argument("--no-one-shot", action="store_true", help="skip the one-shot diagnose of the whole run")
+    ap.add_argument("--replay", action="store_true", help="also replay each sample run, checking every 10 steps")
     args = ap.parse_args()
     import tempfile
 
@@ -115,9 +136,9 @@ def main() -> int:
             w, add_s = feed(n, config, rows, samples)
             c = check_cost(w, rows, samples, args.repeats)
             check_at[n] = (c, add_s)
-            full = float("nan") if args.no_one_shot else one_shot(n, rows, samples, Path(d), args.repeats)
-            print(f"| {n:,} | {c * 1e3:.1f} ms | {len(w.history)} | {add_s * 1e6:.0f} µs | "
-                  f"{full * 1e3:.0f} ms | {full / c:.1f}x |", flush=True)
+            full = None if args.no_one_shot else one_shot(n, rows, samples, Path(d), args.repeats)
+            whole = "skipped | -" if full is None else f"{full * 1e3:.0f} ms | {full / c:.1f}x"
+            print(f"| {n:,} | {c * 1e3:.1f} ms | {len(w.history)} | {add_s * 1e6:.0f} µs | {whole} |", flush=True)
     if args.train_steps:
         step_s = train_step_s(args.train_steps)
         c, add_s = check_at[max(check_at)]
@@ -125,6 +146,12 @@ def main() -> int:
         print(f"default preset: median step {step_s * 1e3:.1f} ms; a check every 10 steps adds "
               f"{per_step * 1e3:.2f} ms a step = {100 * per_step / step_s:.2f}% of a step; within a 1% budget "
               f"the pacer checks every {max(10, int(np.ceil(c / (0.01 * step_s - add_s))))} steps")
+    if args.replay:
+        print("\n| sample run | checks | one check (median) | largest |\n|---|---|---|---|")
+        for folder in sorted(p for p in (ROOT / "sample_runs").iterdir() if p.is_dir()):
+            t = replay(folder)
+            print(f"| {folder.name} | {len(t)} | {statistics.median(t) * 1e3:.1f} ms | {max(t) * 1e3:.1f} ms |",
+                  flush=True)
     return 0
 
 
