@@ -174,3 +174,18 @@ def test_watch_follows_a_trl_folder_as_its_trainer_state_grows(tmp_path):
     finally:
         for w in watches:
             w.end()
+
+
+def test_a_cleared_finding_is_said_in_the_watch_language(capsys):
+    import argparse
+
+    from collectors import open_run
+    from dashboard.diagnosis import diagnose
+    from dashboard.diagnosis.guard.watch import Update
+    from dashboard.diagnosis.guard.watch_cli import show
+
+    f = next(f for f in diagnose(open_run(ROOT / "sample_runs" / "small_group")).findings if f.rule_id == "small_group")
+    for lang, line in (("en", "-- r: grposcope cleared at step 41: Group too small (G = 2) (small_group) no longer holds"),
+                       ("zh", "-- r: grposcope 第 41 步：group 太小（G = 2）（small_group）已不再成立")):
+        show("r", Update(step=41, cleared=[f]), argparse.Namespace(format="text", lang=lang))
+        assert capsys.readouterr().out == line + "\n"

@@ -19,7 +19,7 @@ from typing import Any
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.cli import format_finding
 from dashboard.diagnosis.guard.guard import json_safe, stop_text
-from dashboard.diagnosis.guard.watch import HOLD_CHECKS, Update, Watcher, severity_at_least
+from dashboard.diagnosis.guard.watch import HOLD_CHECKS, Update, Watcher, alert_line, severity_at_least
 from dashboard.diagnosis.i18n import label
 
 ENDED = ("finished", "failed", "stopped", "stale")
@@ -60,7 +60,7 @@ def show(name: str, u: Update, args: argparse.Namespace) -> None:
     for f in u.cleared:
         print(json.dumps({"run": name, "step": u.step, "event": "cleared", "rule_id": f.rule_id,
                           "severity": f.severity}) if args.format == "json"
-              else f"-- {name} at step {u.step}: cleared: {f.title} ({f.rule_id})", flush=True)
+              else f"-- {name}: {alert_line(f, u.step, 'cleared', lang)}", flush=True)
     for n in u.errors:
         print(json.dumps({"run": name, "step": u.step, "event": "rule_error", "rule_id": n.rule_id,
                           "reason": n.reason}) if args.format == "json"
