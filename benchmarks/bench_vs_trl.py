@@ -9,12 +9,18 @@ with 1 and 2 iterations per generation (TRL num_iterations, our algo.epochs) and
 alike. A run's rate is its steady steps/s: steps between the end of step 5 and the last step over the
 time between them (TRL: on_step_end of a callback; ours: the wall_time of the logged rows, so both
 include logging). Printed: the median rate of each side per row, their ratio, and our floor: the
-median time of one generation, one forward+backward and one AdamW step measured alone on the same batch.
+median time of one generation, one forward+backward and one AdamW step measured alone on the same batch
+before each pair of runs (median over the row's repeats; per step, a generation serves `iterations`
+steps). Then the same ratio from a profile of our own runs: each run's step time over the time its
+steps spent in those parts (sampling loop, the update's forward with gradients, backward, AdamW step),
+so that both sides of the ratio carry the same load; and over those parts plus the no-grad log-prob
+passes (the reference forward the KL rows need once per generation, which TRL does too).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -33,7 +39,46 @@ PROMPTS, G, TOKENS, SKIP = 2, 8, 8, 5
 ROWS = [(1, 0.04), (1, 0.0), (2, 0.04), (2, 0.0)]  # (iterations per generation, KL coefficient)
 
 
-def ours(model: str, out: Path, steps: int, iterations: int, beta: float, device: str) -> float:
+@contextlib.contextmanager
+def floor_parts_timed(device: str):
+    """Time, inside our own run, the calls the floor is made of: the sampling loop, the update's forward
+    (token_logprobs with gradients on; the no-grad reference pass is left out), loss.backward() and the
+    optimizer step; and, tagged apart, the no-grad log-prob passes (the reference forward of the KL rows).
+    Yields a list of (tag, end wall time, seconds): under a shared machine's load these parts and the
+    step they sit in are slowed alike, which a floor timed apart cannot promise."""
+    import grpo_core.rollout as rollout_mod
+    import grpo_core.train as train_mod
+
+    spans: list[tuple[str, float, float]] = []
+
+    def timed(fn, tag=lambda *a, **k: "floor"):
+        def wrapper(*a, **k):
+            t0 = time.perf_counter()
+            result = fn(*a, **k)
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            spans.append((tag(*a, **k), time.time(), time.perf_counter() - t0))
+            return result
+        return wrapper
+
+    saved = [(rollout_mod, "sample"), (train_mod, "token_logprobs"), (torch.Tensor, "backward"),
+             (torch.optim.AdamW, "step")]
+    originals = [getattr(obj, name) for obj, name in saved]
+    rollout_mod.sample = timed(rollout_mod.sample)
+    train_mod.token_logprobs = timed(train_mod.token_logprobs,
+                                     lambda *a, **k: "floor" if torch.is_grad_enabled() else "no-grad pass")
+    torch.Tensor.backward = timed(torch.Tensor.backward)
+    torch.optim.AdamW.step = timed(torch.optim.AdamW.step)
+    try:
+        yield spans
+    finally:
+        for (obj, name), fn in zip(saved, originals):
+            setattr(obj, name, fn)
+
+
+def ours(model: str, out: Path, steps: int, iterations: int, beta: float, device: str,
+         parts: list | None = None) -> float:
+    """Our steady steps/s; parts, when given, receives the in-run floor as {tag: ms per step}."""
     from collectors import load_run
     from grpo_core.config import build_config
     from grpo_core.train import train
@@ -46,8 +91,15 @@ def ours(model: str, out: Path, steps: int, iterations: int, beta: float, device
         ("rollout.prompts_per_step", str(PROMPTS)), ("rollout.group_size", str(G)),
         ("rollout.max_new_tokens", str(TOKENS)), ("algo.epochs", str(iterations)), ("optim.lr", "1e-3"),
         ("model.autocast_bf16", str(device.startswith("cuda")).lower()), *kl])
-    train(cfg)
+    with floor_parts_timed(device) as spans:
+        train(cfg)
     wall = load_run(out).metrics["wall_time"].to_numpy()
+    if parts is not None:
+        inside = {"floor": 0.0, "no-grad pass": 0.0}
+        for tag, end, sec in spans:
+            if wall[SKIP] < end <= wall[-1]:
+                inside[tag] += 1000 * sec / (len(wall) - 1 - SKIP)
+        parts.append(inside)
     return (len(wall) - 1 - SKIP) / (wall[-1] - wall[SKIP])
 
 
@@ -104,10 +156,15 @@ def floor_ms(model: str, device: str) -> dict[str, float]:
             times.append(time.perf_counter() - t0)
         return 1000 * statistics.median(times)
 
+    @torch.no_grad()
+    def ref_fwd():
+        token_logprobs(net, full, fmask, s.tokens.shape[1])
+
     fwd_bwd()
     parts = {"generation": timed(lambda: sample(net, ids, mask, TOKENS, tok.eos_id, tok.pad_id)),
              "forward+backward": timed(fwd_bwd), "adamw": timed(opt.step)}
     parts["floor"] = sum(parts.values())
+    parts["reference forward"] = timed(ref_fwd)  # not in the floor: the KL rows need it, on both sides
     return parts
 
 
@@ -121,24 +178,36 @@ def compare(steps: int, repeats: int, device: str) -> list[dict]:
         model = save_tiny_model(Path(tmp) / "model", "qwen2", max_positions=128)
         print(f"torch {torch.__version__}, trl {trl.__version__}, device {device}, threads {torch.get_num_threads()}; "
               f"{PROMPTS} prompts x G={G}, {TOKENS} new tokens, {steps} steps per run, {repeats} runs per side")
-        floor = floor_ms(model, device)
-        print("our floor (median ms): " + ", ".join(f"{k} {v:.1f}" for k, v in floor.items()))
         print(f"{'iterations':>10} {'beta':>5} | {'ours steps/s':>12} {'TRL steps/s':>11} {'ours/TRL':>8} | "
-              f"{'ours ms/step':>12} {'x floor':>7}")
+              f"{'ours ms/step':>12} {'x floor':>7} {'x own parts':>11} {'x own parts+ref':>15} | "
+              "floor parts timed apart (median ms)")
         for iterations, beta in ROWS:
             rates: dict[str, list[float]] = {"ours": [], "trl": []}
+            floors: list[dict] = []
+            in_run: list[dict] = []  # ms per step in the floor's parts, timed inside each of our runs
             for r in range(repeats):
-                for side, fn in (("ours", ours), ("trl", trl_run)):
-                    rates[side].append(fn(model, Path(tmp) / f"{side}-{iterations}-{beta}-{r}", steps,
-                                          iterations, beta, device))
+                # the floor too is measured between the runs: on a shared machine the load of the moment
+                # moves it as much as it moves the runs
+                floors.append(floor_ms(model, device))
+                rates["ours"].append(ours(model, Path(tmp) / f"ours-{iterations}-{beta}-{r}", steps, iterations,
+                                          beta, device, parts=in_run))
+                rates["trl"].append(trl_run(model, Path(tmp) / f"trl-{iterations}-{beta}-{r}", steps, iterations,
+                                            beta, device))
             mine, theirs = statistics.median(rates["ours"]), statistics.median(rates["trl"])
+            # each run's step time over its own floor parts (+ its no-grad passes), then the median of the ratios
+            own = statistics.median(1000 / rate / p["floor"] for rate, p in zip(rates["ours"], in_run))
+            own_ref = statistics.median(1000 / rate / (p["floor"] + p["no-grad pass"])
+                                        for rate, p in zip(rates["ours"], in_run))
+            floor = {k: statistics.median(f[k] for f in floors) for k in floors[0]}
             # with 2 iterations one generation serves two steps: the floor per step is half a generation
             per_step_floor = floor["generation"] / iterations + floor["forward+backward"] + floor["adamw"]
             row = {"iterations": iterations, "beta": beta, "ours": mine, "trl": theirs, "ratio": mine / theirs,
-                   "ours_ms": 1000 / mine, "x_floor": 1000 / mine / per_step_floor}
+                   "ours_ms": 1000 / mine, "x_floor": 1000 / mine / per_step_floor,
+                   "x_own_parts": own, "x_own_parts_ref": own_ref}
             print(f"{iterations:>10} {beta:>5} | {mine:>12.1f} {theirs:>11.1f} {row['ratio']:>8.2f} | "
-                  f"{row['ours_ms']:>12.1f} {row['x_floor']:>7.2f}", flush=True)
-            out.append(row)
+                  f"{row['ours_ms']:>12.1f} {row['x_floor']:>7.2f} {own:>11.2f} {own_ref:>15.2f} | "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in floor.items()), flush=True)
+            out.append({**row, "floor": floor})
     return out
 
 
