@@ -11,6 +11,7 @@ one-shot `diagnose()` of the whole run (what re-diagnosing the run at each check
 says what a check every 10 steps adds to it. With --replay, it also replays each run of sample_runs/ (rows and
 samples, step by step) into a Watcher that checks every 10 steps, and prints the median and largest check per
 run: the symptoms differ, so do the rules that have work to do (the sample rules on a broken verifier).
+With --per-rule, it times each rule alone on the bounded view of the longest run: where a check goes.
 """
 
 from __future__ import annotations
@@ -117,6 +118,23 @@ def replay(folder: Path) -> list[float]:
     return times
 
 
+def per_rule(w: Watcher, repeats: int) -> list[tuple[str, float]]:
+    """(rule id, median seconds) of each registered rule on w's view, slowest first; the samples are read
+    before the clock starts (the first rule to ask would pay for all)."""
+    from dashboard.diagnosis.context import RunData
+    from dashboard.diagnosis.registry import RULES
+
+    view, times = w.view(), {rid: [] for rid in RULES}
+    for _ in range(repeats):
+        d = RunData(view)
+        d.samples()
+        for rid, r in RULES.items():
+            t0 = time.perf_counter()
+            r.fn(d)
+            times[rid].append(time.perf_counter() - t0)
+    return sorted(((rid, statistics.median(t)) for rid, t in times.items()), key=lambda x: -x[1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lengths", type=int, nargs="+", default=[1000, 10000, 100000])
@@ -124,6 +142,7 @@ def main() -> int:
     ap.add_argument("--train-steps", type=int, default=0)
     ap.add_argument("--no-one-shot", action="store_true", help="skip the one-shot diagnose of the whole run")
     ap.add_argument("--replay", action="store_true", help="also replay each sample run, checking every 10 steps")
+    ap.add_argument("--per-rule", action="store_true", help="also time each rule alone on the longest run's view")
     args = ap.parse_args()
     import tempfile
 
@@ -136,6 +155,7 @@ def main() -> int:
             w, add_s = feed(n, config, rows, samples)
             c = check_cost(w, rows, samples, args.repeats)
             check_at[n] = (c, add_s)
+            last = w
             full = None if args.no_one_shot else one_shot(n, rows, samples, Path(d), args.repeats)
             whole = "skipped | -" if full is None else f"{full * 1e3:.0f} ms | {full / c:.1f}x"
             print(f"| {n:,} | {c * 1e3:.1f} ms | {len(w.history)} | {add_s * 1e6:.0f} µs | {whole} |", flush=True)
@@ -146,6 +166,10 @@ def main() -> int:
         print(f"default preset: median step {step_s * 1e3:.1f} ms; a check every 10 steps adds "
               f"{per_step * 1e3:.2f} ms a step = {100 * per_step / step_s:.2f}% of a step; within a 1% budget "
               f"the pacer checks every {max(10, int(np.ceil(c / (0.01 * step_s - add_s))))} steps")
+    if args.per_rule:
+        print("\n| rule | median |\n|---|---|")
+        for rid, t in per_rule(last, max(args.repeats, 15)):
+            print(f"| {rid} | {t * 1e3:.2f} ms |")
     if args.replay:
         print("\n| sample run | checks | one check (median) | largest |\n|---|---|---|---|")
         for folder in sorted(p for p in (ROOT / "sample_runs").iterdir() if p.is_dir()):

@@ -1,10 +1,9 @@
-"""The sample rules' helpers (dashboard/diagnosis/rules/samples.py): hand-worked cases, and the fast code equal to a
-plain per-row loop on every sample run and on awkward frames."""
+"""verifier_suspect's matching (dashboard/diagnosis/rules/samples.py): a hand-worked case, and the fast code equal to
+the plain per-row loop it replaced on every sample run and on awkward frames."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -17,7 +16,6 @@ from dashboard.diagnosis.rules.samples import (
     last_number,
     normalise,
     suspects,
-    zero_variance_examples,
 )
 
 SAMPLE_RUNS = sorted(p for p in (Path(__file__).resolve().parents[1] / "sample_runs").iterdir() if p.is_dir())
@@ -38,28 +36,6 @@ def loop_suspects(s: pd.DataFrame) -> pd.DataFrame:
                    if want is not None and last_number(c) == want else "")
     zero = zero.assign(why=pd.Series(why, index=zero.index, dtype="str"))  # str even when empty
     return zero[zero["why"] != ""].drop(columns="norm")
-
-
-def loop_examples(s: pd.DataFrame | None, step: int, k: int = 3) -> list[dict]:
-    """zero_variance_examples as first written: a frame per group."""
-    if s is None or not {"step", "group", "reward"} <= set(s.columns):
-        return []
-    s = s[s["step"] <= step]
-    if not len(s):
-        return []
-    s = s[s["step"] == s["step"].max()]
-    out = []
-    for g, rows in s.groupby("group", sort=True):
-        if rows["reward"].nunique(dropna=False) == 1:
-            ex = {"step": int(rows["step"].iloc[0]), "group": int(g), "reward": float(rows["reward"].iloc[0]),
-                  "responses": len(rows)}
-            for col in ("prompt", "completion"):
-                if col in rows and rows[col].notna().any():
-                    ex[col] = str(rows[col].iloc[0])[:200]
-            out.append(ex)
-        if len(out) >= k:
-            break
-    return out
 
 
 def frame(rows: list[tuple]) -> pd.DataFrame:
@@ -111,38 +87,3 @@ def test_fast_code_equals_the_loop_on_every_sample_run(run):
     # a broken verifier: the same samples with every reward zeroed, so the arithmetic match has work to do
     for frame_ in (s, s.assign(reward=0.0), s.assign(reward=np.where(s["reward"] > 0, 0.0, 1.0))):
         pd.testing.assert_frame_equal(suspects(frame_), loop_suspects(frame_))
-        d = SimpleNamespace(samples=lambda f=frame_: f)
-        for step in sorted(frame_["step"].unique())[::7]:
-            assert zero_variance_examples(d, int(step)) == loop_examples(frame_, int(step))
-
-
-def test_zero_variance_examples_by_hand():
-    s = frame([
-        (4, 0, "p0", "a", 1.0), (4, 0, "p0", "b", 0.0),       # spread: skipped
-        (4, 2, "p2", None, 0.0), (4, 2, "p2", "c", 0.0),      # same score; the first completion is missing
-        (4, 1, np.nan, "d", np.nan), (4, 1, np.nan, "e", np.nan),  # all NaN rewards count as one value
-        (4, 3, "p3", "f", 1.0), (4, 3, "p3", "g", np.nan),    # a value and a NaN: two values
-        (9, 0, "later", "h", 0.0),                            # after the asked step
-    ])
-    d = SimpleNamespace(samples=lambda: s)
-    got = zero_variance_examples(d, 5)
-    assert [e["group"] for e in got] == [1, 2]
-    assert got[0] == {"step": 4, "group": 1, "reward": got[0]["reward"], "responses": 2, "completion": "d"}
-    assert np.isnan(got[0]["reward"])
-    assert got[1] == {"step": 4, "group": 2, "reward": 0.0, "responses": 2, "prompt": "p2", "completion": "nan"}
-    assert zero_variance_examples(d, 3) == []
-    assert [e["step"] for e in zero_variance_examples(d, 9)] == [9]
-    assert zero_variance_examples(d, 5, k=1)[0]["group"] == 1
-
-
-@pytest.mark.parametrize("i", range(4))
-def test_zero_variance_examples_equal_the_loop_on_awkward_frames(i):
-    s = awkward_frames()[i]
-    d = SimpleNamespace(samples=lambda: s)
-    for step in range(-1, 5):
-        got, want = zero_variance_examples(d, step), loop_examples(s, step)
-        assert _nan_safe(got) == _nan_safe(want)
-
-
-def _nan_safe(examples: list[dict]) -> list[dict]:
-    return [{k: ("nan" if isinstance(v, float) and np.isnan(v) else v) for k, v in e.items()} for e in examples]

@@ -56,7 +56,8 @@ def suspects(s: pd.DataFrame) -> pd.DataFrame:
     norm = _normalised(texts)
     paid_rows = np.nonzero((reward > 0) & pd.notna(prompts))[0]
     paid = {(prompts[i], norm[i]) for i in paid_rows}
-    answers: dict = {}
+    answers: dict = {}  # prompt -> its arithmetic's result; text -> its last number (both repeat within a group)
+    numbers: dict = {}
     keep, why = [], []
     for i in np.nonzero(reward == 0)[0]:
         p, n = prompts[i], norm[i]
@@ -66,8 +67,11 @@ def suspects(s: pd.DataFrame) -> pd.DataFrame:
             continue
         if p not in answers:
             answers[p] = arithmetic_answer(p)
-        want = answers[p]
-        if want is not None and last_number(texts[i]) == want:
+        if (want := answers[p]) is None:
+            continue
+        if (t := texts[i] if isinstance(texts[i], str) else str(texts[i])) not in numbers:
+            numbers[t] = last_number(t)
+        if numbers[t] == want:
             keep.append(i)
             why.append(f"the prompt's arithmetic gives {want}, which the response answers")
     out = s.iloc[keep]
@@ -110,33 +114,3 @@ def verifier_suspect(d: RunData):
                     "answers", (int(steps[0]), int(steps[-1])), ev, (C.VERIFIER,), metrics=("reward/mean",),
                     examples=examples)]
 
-
-def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
-    """A few zero-variance groups at (or before) `step`, one row per group in group order, texts as plain
-    strings: {step, group, reward, responses[, prompt][, completion]}.
-
-    One pass of grouped operations over the step's rows instead of a frame per group (the live guard asks for
-    these at every check while zero_variance_groups holds)."""
-    s = d.samples()
-    if s is None or not {"step", "group", "reward"} <= set(s.columns):
-        return []
-    s = s[s["step"] <= step]
-    if not len(s):
-        return []
-    s = s[s["step"] == s["step"].max()]
-    by = s.groupby("group", sort=True)
-    same = by["reward"].nunique(dropna=False)
-    groups = same.index[same.to_numpy() == 1][:k]
-    if not len(groups):
-        return []
-    first = s.drop_duplicates("group").set_index("group").loc[groups]  # each group's first row, as .iloc[0]
-    sizes = by.size()
-    texts = {c: by[c].count() for c in ("prompt", "completion") if c in s}
-    out = []
-    for g, row in zip(groups, first.to_dict("records")):
-        ex = {"step": int(row["step"]), "group": int(g), "reward": float(row["reward"]), "responses": int(sizes[g])}
-        for col, count in texts.items():
-            if count[g] > 0:
-                ex[col] = str(row[col])[:200]
-        out.append(ex)
-    return out
