@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -34,8 +35,8 @@ class HistoryBatch:
         # (order, history, raw record, (codes, index of the step key))
         self._records: list[tuple[int, Any, bytes, tuple[list[int], int]]] = []
 
-    def add(self, history: Any, raw: bytes) -> None:
-        order = self.points.next_event()
+    def add(self, history: Any, raw: bytes, order: int | None = None) -> None:
+        order = self.points.next_event() if order is None else order
         items = history.item
         keys = [it.nested_key or it.key for it in items]
         text = ",".join([it.value_json for it in items])
@@ -151,10 +152,15 @@ def _step(value: Any, history: Any) -> int | None:
     return int(history.step.num) if history.HasField("step") else None
 
 
+_FIRST_FIELD = re.compile(rb"(?:\x08[\x80-\xff]{0,9}[\x00-\x7f])?([\x00-\x7f])")  # Record.num, then a one-byte key
+
+
 def record_type(raw: bytes, oneof_numbers: frozenset[int]) -> int | None:
     """The field number of a serialized `Record`'s `record_type` (2 for history), read off its first bytes,
     so that the many records a reader has no use for (wandb writes two summary updates per logged row) are
     never parsed; None when the bytes do not say (the record is then parsed whole)."""
+    if (m := _FIRST_FIELD.match(raw)) is not None and (key := m.group(1)[0]) & 7 == 2 and key >> 3 in oneof_numbers:
+        return key >> 3  # the common case, `num` then a record type of field 1-15: read off one regex match
     pos, n = 0, len(raw)
     try:
         while pos < n:

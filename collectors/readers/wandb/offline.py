@@ -31,6 +31,7 @@ from collectors.extras import require
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, fill_known, pivot
 from collectors.readers.keymap import map_row
+from collectors.readers.wandb.bulk import BulkHistory
 from collectors.readers.wandb.history import (
     HISTORY_FIELD,
     STEP_KEYS,
@@ -46,6 +47,8 @@ from collectors.sources import detect_source, open_run, register_source
 BLOCK = 32 * 1024
 HEADER = struct.pack("<4sHB", b":W&B", 0xBEE1, 0)
 FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
+_CHUNK = struct.Struct("<IHB")
+_KIND_CRC = [zlib.crc32(bytes([kind])) for kind in range(256)]  # a chunk's CRC starts with its type byte
 _STEP_KEYS = STEP_KEYS
 
 
@@ -115,24 +118,25 @@ class RecordReader:
                 self.offset = 7
             f.seek(self.offset)
             data = f.read()
-        pos = 0
+        pos, n = 0, len(data)
+        chunk, kind_crc = _CHUNK.unpack_from, _KIND_CRC
         while True:
             left = BLOCK - (self.offset + pos) % BLOCK
             if left < 7:  # block trailer padding
-                if len(data) - pos < left:
+                if n - pos < left:
                     break
                 pos += left
                 continue
-            if len(data) - pos < 7:
+            if n - pos < 7:
                 break
-            crc, length, kind = struct.unpack_from("<IHB", data, pos)
+            crc, length, kind = chunk(data, pos)
             if length == 0 and kind == 0 and crc == 0:  # zero fill at the end of a block
                 pos += left
                 continue
-            if len(data) - pos < 7 + length:
+            if n - pos < 7 + length:
                 break
             body = data[pos + 7 : pos + 7 + length]
-            if zlib.crc32(body, zlib.crc32(bytes([kind]))) != crc:
+            if zlib.crc32(body, kind_crc[kind]) != crc:
                 self.error = f"corrupt chunk at byte {self.offset + pos} (CRC mismatch); later records skipped"
                 break
             pos += 7 + length
@@ -260,14 +264,27 @@ class WandbOfflineRun(Run):
             self._reader = RecordReader(f)
         points = Points()
         batch = HistoryBatch(points, lambda raw, order: self._slow_history(f, raw, points, order))
-        kinds, wanted = _record_types(pb)
         light = light_record_class()
+
+        def one_by_one(raw: bytes, order: int) -> None:  # a history record the bulk decoder left
+            if (history := light_history(light, raw)) is not None:
+                batch.add(history, raw, order)
+                return
+            try:
+                rec = pb.Record.FromString(raw)
+            except DecodeError:
+                self._note(Problem(f.name, "a record that is not a wandb Record; skipped"))
+                return
+            self._slow_history(f, rec.history, points, order)
+
+        bulk = BulkHistory(points, one_by_one)
+        kinds, wanted = _record_types(pb)
         for raw in self._reader.read():
             if (kind_no := record_type(raw, kinds)) is not None and kind_no not in wanted:
                 continue  # a record this reader has no use for (summary, stats, output, ...): not parsed
-            if kind_no == HISTORY_FIELD and (history := light_history(light, raw)) is not None:
+            if kind_no == HISTORY_FIELD:
                 self._history_seen = True
-                batch.add(history, raw)
+                bulk.add(raw, points.next_event())
                 continue
             try:
                 rec = pb.Record.FromString(raw)
@@ -287,6 +304,7 @@ class WandbOfflineRun(Run):
                 self.meta.status = "running"
             elif kind == "exit":
                 self.meta.status = "finished" if rec.exit.exit_code == 0 else "failed"
+        bulk.flush()
         batch.flush()
         if self._reader.error:
             self._note(Problem(f.name, self._reader.error))

@@ -1,0 +1,349 @@
+"""wandb history records decoded all at once with numpy: Python work per record, none per value.
+
+A history record's items, as wandb-core writes them for `run.log({name: number})`, are each
+`0a|12 KL key 82 01 VL value_json`: the key (field 1, or a one-part `nested_key`, field 2), then the JSON
+text of the value (field 16), lengths under 128. A light protobuf class reads each record's items as raw
+bytes (one C call per record); the items of all records are joined and their layout checked, keys cut and
+values gathered into one JSON array with numpy masks, and the array is decoded by one `json.loads`.
+
+A record is left to the per-record reader (`fallback`) when any of its items has another layout (media,
+nested dicts, a key of several parts), any value is a string, dict, list or null, a key repeats, its step is
+neither a finite number under 2**53 nor wandb's own step, or the key is no UTF-8: what is decoded here is
+what the per-record reader gives for the same record (tests/test_collectors_wandb_bulk.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+
+from collectors.readers.columnar import Points
+from collectors.readers.wandb.history import HISTORY_FIELD, STEP_KEYS
+
+_KEY_FIELDS = np.array([0x0A, 0x12], dtype=np.uint8)  # HistoryItem.key, HistoryItem.nested_key
+_NOT_PLAIN = np.array([ord('"'), ord("{"), ord("[")], dtype=np.uint8)  # strings, dicts, lists
+_EXACT = 2.0**53  # a step beyond this is not exact as a float: the per-record reader takes it
+
+
+@lru_cache(maxsize=1)
+def item_bytes_class() -> type:
+    """A protobuf class reading a wandb `Record` as `.history.item` (each item's serialized bytes) and
+    `.history.step.num`, numbered as in wandb_internal.proto; every other field is kept as unknown."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    f = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name="grposcope_wandb_items.proto", package="grposcope_items",
+                                               syntax="proto3")
+    proto.message_type.add(name="Step").field.add(name="num", number=1, type=f.TYPE_INT64, label=f.LABEL_OPTIONAL)
+    history = proto.message_type.add(name="History")
+    history.field.add(name="item", number=1, type=f.TYPE_BYTES, label=f.LABEL_REPEATED)
+    history.field.add(name="step", number=2, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
+                      type_name=".grposcope_items.Step")
+    record = proto.message_type.add(name="Record")
+    record.field.add(name="history", number=HISTORY_FIELD, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
+                     type_name=".grposcope_items.History")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("grposcope_items.Record"))
+
+
+class BulkHistory:
+    """History records gathered by `add(raw, order)` and decoded by `flush()` into `points`; the records it
+    does not take go to `fallback(raw, order)` in arrival order."""
+
+    def __init__(self, points: Points, fallback: Callable[[bytes, int], None]) -> None:
+        self.points, self.fallback = points, fallback
+        self._raws: list[bytes] = []
+        self._orders: list[int] = []
+
+    def add(self, raw: bytes, order: int) -> None:
+        self._raws.append(raw)
+        self._orders.append(order)
+
+    def flush(self) -> None:
+        raws, orders = self._raws, self._orders
+        self._raws, self._orders = [], []
+        if not raws:
+            return
+        taken = decode(raws, np.array(orders, dtype=np.int64), self.points)
+        for raw, order, ok in zip(raws, orders, taken.tolist(), strict=True):
+            if not ok:
+                self.fallback(raw, order)
+
+
+def decode(raws: list[bytes], orders: np.ndarray, points: Points) -> np.ndarray:
+    """Serialized history `Record`s -> their points added to `points`; returns, per record, whether it was
+    taken (bool array, length len(raws))."""
+    blob, begin, end = _history_spans(raws)
+    take = begin >= 0
+    if not take.any():
+        return take
+    arr = np.frombuffer(blob, dtype=np.uint8)
+    starts, rec, tail, ok = _walk(arr, begin, end, take)
+    take &= ok
+    wandb_step, has_num, ok = _wandb_steps(arr, tail, end, take)
+    take &= ok
+    item_len = arr[starts + 1].astype(np.int64)
+    key_len, good = _layout(arr, starts + 2, item_len)
+    take &= _all_per_record(good, rec, len(raws))
+    value_at, ends = starts + 7 + key_len, starts + 2 + item_len
+    item = take[rec]
+    joined = _joined(arr, value_at[item], ends[item])
+    if (flagged := _flagged(joined)) is not None:  # a string, dict, list or null: the per-record reader's
+        bad = np.zeros(len(starts), dtype=bool)
+        bad[np.flatnonzero(item)[flagged]] = True
+        take &= _all_per_record(~bad, rec, len(raws))
+    local, names = _local_codes(arr, starts + 4, key_len, take[rec])
+    take &= _all_per_record(local >= 0, rec, len(raws))
+    take &= ~_repeated_key(rec, local, take[rec], len(raws))
+    if not take.any():
+        return take
+    if not np.array_equal(take[rec], item):  # records were dropped since the texts were joined
+        item = take[rec]
+        joined = _joined(arr, value_at[item], ends[item])
+    values = _values(joined, int(item.sum()))
+    if values is None:
+        return np.zeros(len(raws), dtype=bool)
+    rec, local = rec[item], local[item]
+    is_bool = np.isin(arr[value_at[item]], np.frombuffer(b"tf", dtype=np.uint8))
+    steps, has_step = _steps(rec, local, values, is_bool, wandb_step, has_num, names)
+    take &= has_step
+    kept = take[rec]
+    rec, local = rec[kept], local[kept]
+    codes = np.full(len(names), -1, dtype=np.int64)
+    distinct, first = np.unique(local, return_index=True)
+    for code in distinct[np.argsort(first)].tolist():  # tags registered in the order they first arrive
+        codes[code] = points.code(names[code])
+    points.add_arrays(steps[rec], codes[local], values[kept], orders[rec])
+    return take
+
+
+_HISTORY_HEAD = re.compile(rb"(?:\x08[\x80-\xff]{0,9}[\x00-\x7f])?\x12([\x80-\xff]{0,4}[\x00-\x7f])")
+_PAD = bytes(8 * 18)  # room past the end: a key's last 8-byte word, a walk's look at a byte after
+
+
+def _history_spans(raws: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """The records joined (plus padding), and per record where its history's bytes begin and end in that
+    blob; -1 where the record is not `num` (field 1) then `history` (field 2) and nothing after it."""
+    begin, end, at = [], [], 0
+    for raw in raws:
+        m = _HISTORY_HEAD.match(raw)
+        if m is not None and m.end() + (_varint(h) if len(h := m.group(1)) > 1 else h[0]) == len(raw):
+            begin.append(at + m.end())
+            end.append(at + len(raw))
+        else:
+            begin.append(-1)
+            end.append(-1)
+        at += len(raw)
+    return b"".join(raws) + _PAD, np.array(begin, dtype=np.int64), np.array(end, dtype=np.int64)
+
+
+def _varint(data: bytes) -> int:
+    return sum((b & 0x7F) << (7 * i) for i, b in enumerate(data))
+
+
+def _walk(arr: np.ndarray, begin: np.ndarray, end: np.ndarray,
+          live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The history items (`0a L item`, L < 128) at the start of each history, walked for all records at
+    once, one item per round: (item starts in blob order, their record, per record where its items stop,
+    per record whether the walk ended inside its history)."""
+    pos = np.where(live, begin, 0)
+    stop = np.where(live, end, 0)
+    ok = np.ones(len(begin), dtype=bool)
+    found_rec, found_at = [], []
+    active = np.flatnonzero(pos < stop)
+    while len(active):
+        p = pos[active]
+        length = arr[p + 1]
+        step = (arr[p] == 0x0A) & (length < 0x80)
+        ok[active[(arr[p] == 0x0A) & (length >= 0x80)]] = False
+        active, p = active[step], p[step]
+        found_rec.append(active)
+        found_at.append(p)
+        pos[active] = p + 2 + length[step]
+        active = active[pos[active] < stop[active]]
+    rec = np.concatenate(found_rec) if found_rec else np.zeros(0, dtype=np.int64)
+    at = np.concatenate(found_at) if found_at else np.zeros(0, dtype=np.int64)
+    order = np.argsort(at, kind="stable")
+    return at[order], rec[order], pos, ok & (pos <= stop)
+
+
+def _wandb_steps(arr: np.ndarray, tail: np.ndarray, end: np.ndarray,
+                 live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What follows the items: nothing, or `History.step` (`12 L 08 varint`, or `12 00` for 0). Per record
+    wandb's step.num, whether it has one, and whether the tail was one of those (all records at once)."""
+    size = np.where(live, end - tail, -1)
+    t = np.where(live, tail, 0)
+    head = (arr[t] == 0x12) & (arr[t + 1] == np.maximum(size - 2, 0))
+    zero = (size == 2) & head
+    varint = (size >= 4) & (size <= 13) & head & (arr[t + 2] == 0x08)
+    value = np.zeros(len(t), dtype=np.uint64)
+    for k in range(10):  # byte k of the varint: continued before its last byte, not at it
+        byte = arr[t + 3 + k]
+        inside = k < size - 3
+        last = k == size - 4
+        varint &= ~inside | np.where(last, byte < 0x80, byte >= 0x80)
+        value |= np.where(inside, (byte.astype(np.uint64) & np.uint64(0x7F)) << np.uint64(7 * k), np.uint64(0))
+    ok = (size == 0) | zero | varint
+    return np.where(varint, value.view(np.int64), 0), zero | varint, ok
+
+
+def _layout(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(key length, whether the item at `starts` of `lens` bytes is exactly key + value_json, both
+    lengths in one byte and non-zero)."""
+    last = len(arr) - 1
+    key_len = arr[starts + 1].astype(np.int64)
+    value_len = arr[np.minimum(starts + 4 + key_len, last)].astype(np.int64)
+    good = ((lens >= 6) & np.isin(arr[starts], _KEY_FIELDS) & (key_len >= 1) & (key_len < 0x80)
+            & (arr[np.minimum(starts + 2 + key_len, last)] == 0x82)
+            & (arr[np.minimum(starts + 3 + key_len, last)] == 0x01)
+            & (value_len >= 1) & (value_len < 0x80) & (lens == 5 + key_len + value_len))
+    return key_len, good
+
+
+def _joined(arr: np.ndarray, value_at: np.ndarray, ends: np.ndarray) -> bytes:
+    """The value texts [value_at, ends) joined with commas (the padding guarantees a byte after each)."""
+    if not len(value_at):
+        return b""
+    text = arr.copy()
+    inside = _mask(len(arr), value_at, ends)
+    text[ends] = ord(",")
+    inside[ends] = True
+    return text[inside].tobytes()[:-1]
+
+
+def _flagged(joined: bytes) -> np.ndarray | None:
+    """Which values (by position) hold a string, dict, list or null; None when none does."""
+    text = np.frombuffer(joined, dtype=np.uint8)
+    odd = (text == _NOT_PLAIN[0]) | (text == _NOT_PLAIN[1]) | (text == _NOT_PLAIN[2])
+    odd[:-1] |= (text[:-1] == ord("n")) & (text[1:] == ord("u"))  # "null"
+    hit = np.flatnonzero(odd)
+    if not len(hit):
+        return None
+    return np.searchsorted(np.flatnonzero(text == ord(",")), hit)  # a byte's value: the commas before it
+
+
+def _mask(n: int, begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Bytes inside any of the ranges [begin, end), which neither overlap nor are empty."""
+    delta = np.zeros(n + 1, dtype=np.int8)
+    delta[begin] = 1
+    delta[end] = -1
+    return np.cumsum(delta[:-1], dtype=np.int8).view(bool)
+
+
+def _all_per_record(ok: np.ndarray, rec: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(rec[~ok], minlength=n) == 0
+
+
+def _local_codes(arr: np.ndarray, key_at: np.ndarray, key_len: np.ndarray,
+                 wanted: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Per item, the index of its key among the distinct keys of the `wanted` items, in order of first
+    arrival (-1 for the other items and for a key that is no UTF-8), and those keys as text. Keys are
+    compared as 8-byte words (16 at most: a key is under 128 bytes), read from 8 views of the blob shifted
+    by 0-7 bytes, so no key is cut out one by one."""
+    picked = np.flatnonzero(wanted)
+    codes = np.full(len(key_at), -1, dtype=np.int64)
+    if not len(picked):
+        return codes, []
+    at, n = key_at[picked], key_len[picked]
+    words = _words(arr, at, n)
+    hashed = np.zeros(len(picked), dtype=np.uint64)
+    for col in words:
+        hashed = hashed * np.uint64(0x100000001B3) ^ col
+    hashed ^= n.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    distinct, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
+    if not all((col == col[first][inverse]).all() for col in [n, *words]):
+        return _local_codes_slow(arr, at, n, picked, codes)  # two keys with one hash: compare them as bytes
+    rank = np.empty(len(distinct), dtype=np.int64)
+    arrival = np.argsort(first)
+    rank[arrival] = np.arange(len(distinct))
+    names: list[str | None] = []
+    for i in first[arrival].tolist():
+        try:
+            names.append(arr[at[i]:at[i] + n[i]].tobytes().decode("utf-8"))
+        except UnicodeDecodeError:
+            names.append(None)
+    valid = np.array([name is not None for name in names], dtype=bool)
+    local = rank[inverse]
+    codes[picked] = np.where(valid[local], local, -1)
+    return codes, [name or "" for name in names]
+
+
+def _words(arr: np.ndarray, at: np.ndarray, n: np.ndarray) -> list[np.ndarray]:
+    """The bytes [at, at + n) as little-endian 8-byte words, one uint64 array per word, zero past n."""
+    usable = (len(arr) // 8 - 1) * 8
+    views = [np.frombuffer(arr.data, dtype="<u8", count=(usable - s) // 8, offset=s) for s in range(8)]
+    shift = at % 8
+    groups = [(np.flatnonzero(shift == s), s) for s in range(8)]
+    out = []
+    for k in range(int((n.max() + 7) // 8)):
+        word = np.empty(len(at), dtype=np.uint64)
+        for rows, s in groups:
+            word[rows] = views[s][(at[rows] - s) // 8 + k]
+        keep = np.clip(n - 8 * k, 0, 8).astype(np.uint64)  # bytes of this word inside the key
+        out.append(word & np.where(keep == 8, np.uint64(0xFFFFFFFFFFFFFFFF),
+                                   (np.uint64(1) << (np.uint64(8) * keep)) - np.uint64(1)))
+    return out
+
+
+def _local_codes_slow(arr: np.ndarray, at: np.ndarray, n: np.ndarray, picked: np.ndarray,
+                      codes: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    keys = [arr[a:a + k].tobytes() for a, k in zip(at.tolist(), n.tolist(), strict=True)]
+    index = dict.fromkeys(keys, -1)
+    names: list[str] = []
+    for key in index:
+        try:
+            names.append(key.decode("utf-8"))
+        except UnicodeDecodeError:
+            names.append("")
+            continue
+        index[key] = len(names) - 1
+    codes[picked] = [index[k] for k in keys]
+    return codes, names
+
+
+def _repeated_key(rec: np.ndarray, local: np.ndarray, wanted: np.ndarray, n: int) -> np.ndarray:
+    """Records in which a key appears twice (which value counts is the per-record reader's call)."""
+    width = int(local.max()) + 2
+    pair = rec[wanted] * width + local[wanted]
+    uniq, count = np.unique(pair, return_counts=True)
+    bad = np.zeros(n, dtype=bool)
+    bad[uniq[count > 1] // width] = True
+    return bad
+
+
+def _values(joined: bytes, count: int) -> np.ndarray | None:
+    """The joined JSON texts decoded at once; None unless that gives `count` numbers (the records then go
+    to the per-record reader)."""
+    import json
+
+    try:
+        out = np.array(json.loads(b"[" + joined + b"]"), dtype=np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return out if out.shape == (count,) else None
+
+
+def _steps(rec: np.ndarray, local: np.ndarray, values: np.ndarray, is_bool: np.ndarray, wandb_step: np.ndarray,
+           has_num: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per record: the trainer's step, the value of the first STEP_KEYS key it holds when that is a number
+    (not a bool), finite and exact as a float, else wandb's `step.num`; and whether it has either. A step
+    value beyond 2**53 is left to the per-record reader (no step here), which keeps it exact."""
+    n = len(has_num)
+    chosen = np.full(n, np.nan)
+    present = np.zeros(n, dtype=bool)
+    usable_type = np.zeros(n, dtype=bool)
+    for key in reversed(STEP_KEYS):  # the first key of STEP_KEYS present wins: written last
+        if key not in names:
+            continue
+        at = np.flatnonzero(local == names.index(key))
+        chosen[rec[at]] = values[at]
+        present[rec[at]] = True
+        usable_type[rec[at]] = ~is_bool[at]
+    number = present & usable_type & np.isfinite(chosen)
+    exact = number & (np.abs(chosen) < _EXACT)
+    steps = np.where(exact, np.trunc(np.where(exact, chosen, 0.0)).astype(np.int64), wandb_step)
+    return steps, exact | (has_num & ~number)

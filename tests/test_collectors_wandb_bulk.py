@@ -1,0 +1,110 @@
+"""The bulk wandb history decoder (all records' items at once with numpy) gives what the per-record reader
+gives, on runs written by wandb itself: plain numbers, and every kind of row it must leave to that reader."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from fixtures.wandb_offline import write_offline_run  # tests/ is on sys.path
+
+from collectors.readers.wandb import bulk
+from collectors.readers.wandb.offline import WandbOfflineRun
+
+pytest.importorskip("wandb")
+
+SCRIPT = """
+import math, wandb
+run = wandb.init(project="p", name="mixed", dir=DIR)
+for s in range(N):
+    row = {"train/reward": 0.25 * s, "train/kl": -0.0, "loss": s, "lr": 1e-6, "big": 2 ** 60 + 1,
+           "train/global_step": s + 1}
+    if s % 97 == 5:
+        row["train/kl"] = float("nan")
+    if s % 89 == 7:
+        row["loss"] = float("inf") if s % 2 else float("-inf")
+    if s % 83 == 3:
+        row["flag"] = True                      # a bool: 1.0, as the per-record reader reads it
+    if s % 79 == 11:
+        row["note"] = "text"                    # a string: this row is the per-record reader's
+    if s % 73 == 13:
+        row["grpo"] = {"kl_coef": 0.05}         # a nested dict: a key of two parts
+    if s % 71 == 17:
+        row["nothing"] = None                   # a null
+    if s % 67 == 19:
+        row["train/global_step"] = float("nan") # a step that is no number: wandb's own step instead
+    if s % 61 == 23:
+        row["train/global_step"] = 2 ** 60      # beyond 2**53: kept exact by the per-record reader
+    if s % 59 == 29:
+        row["a_very_long_metric_name/" + "x" * 90] = s  # a key over 64 bytes (words 9-12 compared)
+    if s == 31:
+        row["completions"] = wandb.Table(columns=["prompt"], data=[["1+1="]])
+    wandb.log(row)
+run.finish()
+"""
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory):
+    return write_offline_run(tmp_path_factory.mktemp("wb"), SCRIPT, N=1200)
+
+
+def _per_record(run_dir, monkeypatch) -> WandbOfflineRun:
+    with monkeypatch.context() as m:
+        m.setattr(bulk, "decode", lambda raws, orders, points: np.zeros(len(raws), dtype=bool))
+        return WandbOfflineRun(run_dir)
+
+
+def test_bulk_equals_the_per_record_reader(mixed_run, monkeypatch):
+    taken = []
+    real = bulk.decode
+
+    def counting(raws, orders, points):
+        out = real(raws, orders, points)
+        taken.append((int(out.sum()), len(raws)))
+        return out
+
+    monkeypatch.setattr(bulk, "decode", counting)
+    fast = WandbOfflineRun(mixed_run)
+    monkeypatch.undo()
+    slow = _per_record(mixed_run, monkeypatch)
+    got, want = fast.metrics, slow.metrics
+    pd.testing.assert_frame_equal(got[sorted(got.columns)], want[sorted(want.columns)])  # bit for bit
+    assert fast.nan_at == slow.nan_at and fast.problems == slow.problems
+    # rows whose step is NaN fall back to wandb's _step (s), which other rows' s + 1 also name: 1,164 steps
+    assert len(got) == 1164 and fast.nan_at["policy/kl_ref"] and np.isinf(got["loss/total"]).any()
+    # most rows are plain numbers and were decoded in bulk; the odd ones were left to the per-record reader
+    (n_taken, n_records), = taken
+    assert n_records == 1200 and 1000 < n_taken < 1200
+    assert got.loc[got["step"] == 2**60, "reward/mean"].notna().all()  # an exact big step, not rounded
+
+
+def test_plain_rows_keep_the_order_of_first_arrival(tmp_path):
+    run_dir = write_offline_run(tmp_path, """
+import wandb
+run = wandb.init(project="p", dir=DIR)
+for s in range(50):
+    run.log({"zeta": s, "alpha": 1.5, **({"mid": 2} if s >= 10 else {})}, step=s)
+run.finish()
+""")
+    m = WandbOfflineRun(run_dir).metrics
+    assert list(m["zeta"]) == list(range(50)) and (m["alpha"] == 1.5).all()
+    assert m["mid"].isna().sum() == 10 and (m["mid"].iloc[10:] == 2).all()
+
+
+def test_a_key_repeated_in_one_record_is_left_to_the_per_record_reader():
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    from collectors.readers.columnar import Points
+
+    def record(*pairs):
+        items = [pb.HistoryItem(key=k, value_json=v) for k, v in pairs]
+        return pb.Record(num=1, history=pb.HistoryRecord(item=items, step=pb.HistoryStep(num=7))).SerializeToString()
+
+    records = [record(("ab", "1.25"), ("cd", "2.50")), record(("ab", "1.25"), ("ab", "3"))]
+    points = Points()
+    taken = bulk.decode(records, np.array([0, 1]), points)
+    assert taken.tolist() == [True, False]
+    steps, codes, values, _ = points.arrays()
+    assert steps.tolist() == [7, 7] and values.tolist() == [1.25, 2.5]
+    assert [points.tags[c] for c in codes.tolist()] == ["ab", "cd"]
