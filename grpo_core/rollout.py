@@ -50,12 +50,9 @@ class Rollout:
 def left_pad(rows: list[list[int]], pad_id: int, device) -> tuple[torch.Tensor, torch.Tensor]:
     """Token lists -> ids [B, L] and mask [B, L] (bool), padded on the left so every row ends together."""
     width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.bool)
-    for i, r in enumerate(rows):
-        if r:
-            ids[i, width - len(r):] = torch.tensor(r)
-            mask[i, width - len(r):] = True
+    # padded as Python lists, then one tensor each: a slice assignment per row costs more than the rest
+    ids = torch.tensor([[pad_id] * (width - len(r)) + r for r in rows], dtype=torch.long)
+    mask = torch.tensor([[False] * (width - len(r)) + [True] * len(r) for r in rows], dtype=torch.bool)
     return ids.to(device), mask.to(device)
 
 
