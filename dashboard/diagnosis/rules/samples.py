@@ -50,7 +50,7 @@ def suspects(s: pd.DataFrame) -> pd.DataFrame:
     """Reward-0 rows that look right, with a `why` column. s: samples with prompt, completion, reward.
 
     Plain Python sets and dicts over the columns' arrays, not pandas per row: a check of the live guard runs this
-    on every recent sample, and a Series lookup per row cost more than all the other rules together."""
+    on every recent sample, and a Series lookup per row cost as much as the next three rules together."""
     prompts, texts = s["prompt"].to_numpy(dtype=object), s["completion"].to_numpy(dtype=object)
     reward = pd.to_numeric(s["reward"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     norm = _normalised(texts)
