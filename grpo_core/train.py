@@ -9,12 +9,12 @@ Rows are optimizer steps. The rollout-level metrics (reward/*, groups/*, complet
 first-step ratio belong to the first optimizer step that used the rollout; with one epoch and one
 minibatch (every preset) each step has its own rollout. Every algorithm choice is a registry lookup.
 Under torchrun every rank runs this loop on its share of the prompts (grpo_core/distributed.py).
+Around it: dynamic_sampling.py draws and refills the rollout, recording.py writes the rows.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 import random
 import time
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ from grpo_core import distributed as D
 from grpo_core import metrics as M
 from grpo_core.advantages import ADVANTAGES, zero_variance_groups
 from grpo_core.config import PRESETS, Config, ConfigError, validate
+from grpo_core.dynamic_sampling import sample_groups
 from grpo_core.losses import AGGREGATIONS, KL_ESTIMATORS, grpo_loss
 from grpo_core.policy import (
     DTYPES,
@@ -38,7 +39,7 @@ from grpo_core.policy import (
 )
 from grpo_core.recording import StopOnSignal, record
 from grpo_core.registry import Registry
-from grpo_core.rollout import Rollout, collect, concat, evaluate, take_groups
+from grpo_core.rollout import Rollout, evaluate
 from grpo_core.rollout_correction import ROLLOUT_CORRECTIONS
 from grpo_core.shaping import loss_mask, soft_overlong_penalty
 from grpo_core.tasks import Task, TaskError, build_task
@@ -297,32 +298,6 @@ def sample_rows(step: int, ro: Rollout, adv: list[float], group0: int = 0) -> li
              "reward": h["reward"][i], "passed": h["passed"][i], "advantage": adv[group0 * G + i],
              "num_tokens": h["num_tokens"][i], "truncated": h["truncated"][i], "prompt": ro.problems[i // G].prompt,
              "completion": ro.texts[i]} for i in range(len(ro.texts))]
-
-
-def sample_groups(tr: Trainer, step: int) -> Rollout:
-    """This rank's share of the step's prompts, G responses each, scored; with dynamic sampling and
-    refill, more rounds until prompts_per_step groups of mixed rewards (or refill_rounds run out)."""
-    cfg, r = tr.cfg, tr.cfg.rollout
-    problems = D.shard(tr.task.sample(tr.rng, r.prompts_per_step), tr.world)  # every rank draws the same
-    parts = [collect(tr.engine, tr.tokenizer, tr.task, problems, r.group_size, r, tr.device, tr.gen)]
-    want, rng = len(problems), random.Random(f"refill-{cfg.seed}-{step}-{tr.world.rank}")
-    for _ in range(cfg.algo.refill_rounds):
-        missing = want - sum(mixed_groups(parts, r.group_size))
-        if missing <= 0:
-            break
-        extra = collect(tr.engine, tr.tokenizer, tr.task, tr.task.sample(rng, want), r.group_size, r, tr.device,
-                        tr.gen)
-        # only the first groups of the round that bring the missing mixed ones: the batch stays prompts_per_step
-        found = itertools.accumulate(mixed_groups([extra], r.group_size))
-        take = next((i + 1 for i, n in enumerate(found) if n >= missing), len(extra.problems))
-        parts.append(take_groups(extra, take))
-    return concat(parts)
-
-
-def mixed_groups(parts: list[Rollout], group_size: int) -> list[bool]:
-    """Per group of the rollouts, in order: True when its rewards are not all equal (host data)."""
-    rewards = torch.tensor([x for ro in parts for x in ro.host["reward"]]).view(-1, group_size)
-    return (~zero_variance_groups(rewards)).tolist()
 
 
 def run_rollout(tr: Trainer, step: int, log, stop: StopOnSignal) -> int:
