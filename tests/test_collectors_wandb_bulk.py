@@ -108,3 +108,20 @@ def test_a_key_repeated_in_one_record_is_left_to_the_per_record_reader():
     steps, codes, values, _ = points.arrays()
     assert steps.tolist() == [7, 7] and values.tolist() == [1.25, 2.5]
     assert [points.tags[c] for c in codes.tolist()] == ["ab", "cd"]
+
+
+@pytest.mark.parametrize("text", [b"1", b"-0", b"0.5", b"1e5", b"1E-5", b"-1.25e+10", b"0e0", b"1e-05",
+                                  b"123456789012345678901234567890", b"-0.0"])
+def test_json_numbers_are_parsed_as_json_does(text):
+    import json
+
+    assert bulk.json_numbers(text) is not None
+    got = bulk._values(b"7\n" + text, 2)
+    want = float(json.loads(text))  # JSON's -0 is the integer 0: +0.0, while -0.0 keeps its sign
+    assert got[1] == want and np.signbit(got[1]) == np.signbit(want)
+
+
+@pytest.mark.parametrize("text", [b"01", b"-01", b".5", b"5.", b"1e", b"+1", b"1-2", b"1e5.2", b"1.2.3", b"1e5e3",
+                                  b"--1", b"e5", b"-", b"NaN", b"true", b"1_0", b" 1", b"-.5", b"1.e5"])
+def test_what_json_refuses_or_spells_as_a_literal_is_not_a_plain_number(text):
+    assert bulk.json_numbers(b"1\n" + text + b"\n2") is None
