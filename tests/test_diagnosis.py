@@ -413,7 +413,7 @@ def test_stats_judge_a_series_against_its_own_noise():
     assert flat.direction() == "flat" and flat.p > 0.05
     assert stats.trend(steps[:5], x[:5]) is None  # too few points: no verdict from nothing
     assert stats.trend(steps, np.full(200, 3.0)).direction() == "flat"
-    # a 100,000-point series is tested on bin medians (Theil-Sen is quadratic), with the same answer
+    # a 100,000-point series is tested on bin means (Theil-Sen is quadratic), with the same answer
     long = stats.trend(np.arange(100_000), 1e-4 * np.arange(100_000) + rng.normal(0, 1.0, 100_000))
     assert long.n <= stats.MAX_TREND_POINTS and long.direction() == "up" and long.change == pytest.approx(10, rel=0.1)
     assert stats.sustained(np.array([1, 0, 1, 1, 1, 0], bool), 3).tolist() == [0, 0, 1, 1, 1, 0]
@@ -462,21 +462,28 @@ def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike
 
 def test_completions_pinned_at_the_cap_are_a_finding_even_when_they_never_change(tmp_path):
     s = healthy_series(60)
-    # 0.4, 0.8, 0.4, ...: Mann-Kendall S = 465 - 435 = 30 of 1770 pairs (tau-b 0.024), and the 870 same-parity
-    # pairs have slope 0, so Theil-Sen's 95% CI (pair ranks 730 and 1039) is 0 .. 0: flat beyond doubt.
-    s["reward/mean"] = np.where(np.arange(60) % 2 == 0, 0.4, 0.8)
+    # 0.59, 0.61, 0.59, ...: Mann-Kendall S = 30 of 1770 pairs (tau-b 0.024), and the 870 same-parity pairs have
+    # slope 0, so Theil-Sen's 95% CI (pair ranks 730 and 1039) is 0 .. 0. The least-squares line (worked out in
+    # tests/test_diagnosis_stats.py) changes by 0.00098 with CI -0.0080 .. 0.0099: both within FLAT_BAND x reward
+    # std 0.45 = 0.045, flat beyond doubt.
+    s["reward/mean"] = np.where(np.arange(60) % 2 == 0, 0.59, 0.61)
     del s["reward/pass_rate"]
     s["completions/truncated_frac"] = np.full(60, 0.95)  # from the first step on: a level, not a drift
     f = by_rule(diagnose(write(tmp_path, s, name="cut")), "truncation")
     assert f.severity == "critical" and f.title == "Completions are pinned at the length cap"
     assert "on 60 of 60 logged steps" in f.evidence[0].text
     assert "the reward does not move (change 0, 95% CI 0 .. 0)" in f.evidence[-1].text
-    # the same level while the reward climbs 0.56 -> 0.80 in a straight line (every pair's slope 0.24/99: CI
-    # 0.24 .. 0.24, above RISE_BAND x reward std 0.45 = 0.045) is worth a look, not a stop
+    # 0.4, 0.8, 0.4, ...: the same ties give Theil-Sen 0 .. 0, but the least-squares CI is -0.159 .. 0.199: the
+    # ties made it look certain, the spread says it is not
+    s["reward/mean"] = np.where(np.arange(60) % 2 == 0, 0.4, 0.8)
+    assert by_rule(diagnose(write(tmp_path, s, name="cut_wide")), "truncation").severity == "warning"
+    # the same level while the reward climbs 0.56 -> 0.80 in a straight line (every pair's slope 0.24/59, and a
+    # least-squares line with no residual: both CIs 0.24 .. 0.24, above RISE_BAND x reward std 0.45 = 0.045) is
+    # worth a look, not a stop
     s["reward/mean"] = 0.56 + 0.24 * np.arange(60) / 59
     d = diagnose(write(tmp_path, s, name="cut_rising"))
     assert by_rule(d, "truncation").severity == "warning" and d.verdict.kind == "healthy"
-    # noise of std 0.05 on 60 points: no trend, but its CI is wider than 0.1 x 0.45: not flat beyond doubt
+    # noise of std 0.05 on 60 points: no trend, but its CIs are wider than 0.1 x 0.45: not flat beyond doubt
     s["reward/mean"] = 0.4 + np.random.default_rng(4).normal(0, 0.05, 60)
     assert by_rule(diagnose(write(tmp_path, s, name="cut_noisy")), "truncation").severity == "warning"
     # no truncation column: the mean length sits within 10% of the configured cap (completions never end)

@@ -52,7 +52,8 @@ def test_a_level_that_explains_a_flat_reward_does_not_name_the_verdict_over_the_
 
 def test_a_level_never_calls_a_climbing_reward_not_learning(tmp_path):
     # 0.56 -> 0.80 in a straight line over steps 0-99: every pair has slope 0.24 / 99, so Theil-Sen's change is
-    # 0.24 with CI 0.24 .. 0.24, far above RISE_BAND x reward std = 0.1 x 0.3 = 0.03: the reward rises.
+    # 0.24 with CI 0.24 .. 0.24, and so is the least-squares line's (no residual, stderr 0): far above RISE_BAND x
+    # reward std = 0.1 x 0.3 = 0.03, the reward rises.
     d = RunData(write(tmp_path, 0.56 + 0.24 * np.arange(100) / 99))
     v = verdict(d, [pinned(100)])
     assert v.kind == "healthy" and v.reason.startswith("the reward rises: reward +0.24 over steps 0-99")
@@ -60,10 +61,10 @@ def test_a_level_never_calls_a_climbing_reward_not_learning(tmp_path):
 
 def test_pinned_completions_with_a_flat_noisy_reward_are_a_warning_and_the_verdict_names_the_reward(tmp_path):
     # Every completion cut for all 100 steps, the reward noisy around 0.6 (std 0.15, as the sweep launch's
-    # 0.3-1.1): no trend, but its CI is wider than FLAT_BAND x reward std = 0.03, so not flat beyond doubt.
+    # 0.3-1.1): no trend, but its CIs are wider than FLAT_BAND x reward std = 0.03, so not flat beyond doubt.
     r = 0.6 + np.random.default_rng(7).normal(0, 0.15, 100)
     run = write(tmp_path, r, **{"completions/truncated_frac": np.ones(100)})
-    lo, hi = facts.reward_trend(RunData(run)).change_ci
+    lo, hi = facts.reward_trend(RunData(run)).change_bounds
     assert lo < 0 < hi and max(abs(lo), abs(hi)) > 0.1 * 0.3
     d = diagnose(run)
     got = {f.rule_id: f.severity for f in d.findings}

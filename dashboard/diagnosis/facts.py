@@ -60,18 +60,23 @@ def _eval_trend(d: RunData) -> tuple[str, stats.Trend] | None:
     return None
 
 
-# A trend whose confidence interval over the whole run stays within this fraction of the reward's own spread
-# between responses is flat beyond doubt (a binary reward at pass rate 0.5 has spread 0.5: +-0.05).
+# The reward's change over the run is judged on `Trend.change_bounds`, the hull of Theil-Sen's and the
+# least-squares line's CIs: Theil-Sen's rank interval alone collapses to 0 .. 0 when most steps tie (a sparse
+# reward at 0), which would make "flat beyond doubt" rest on the ties. Flat, rises and falls read that one
+# interval, so at most one of them holds.
+# A change whose interval over the whole run stays within this fraction of the reward's own spread between
+# responses is flat beyond doubt (a binary reward at pass rate 0.5 has spread 0.5: +-0.05).
 FLAT_BAND = 0.1
 
 
 def reward_stuck(d: RunData) -> bool:
-    """True when the reward is flat beyond doubt: a trend test over the run whose change CI stays within
-    FLAT_BAND of the reward's spread. Not merely "no significant trend", which a noisy short run also gives."""
+    """True when the reward is flat beyond doubt: both CIs of its change over the run (Theil-Sen's and the
+    least-squares line's) stay within FLAT_BAND of the reward's spread. Not merely "no significant trend", which
+    a noisy short run also gives."""
     t = reward_trend(d)
     if t is None:
         return False
-    lo, hi = t.change_ci
+    lo, hi = t.change_bounds
     return max(abs(lo), abs(hi)) <= FLAT_BAND * reward_scale(d)[0]
 
 
@@ -79,8 +84,15 @@ RISE_BAND = 0.1  # a rise counts when even its CI's low end is a tenth of the re
 
 
 def rises(d: RunData, t: stats.Trend | None) -> bool:
-    """True when a reward trend rises significantly and even its CI's low end is RISE_BAND of the reward's spread."""
-    return t is not None and t.direction() == "up" and t.change_ci[0] > RISE_BAND * reward_scale(d)[0]
+    """True when a reward trend rises significantly (Mann-Kendall) and the low ends of both change CIs are above
+    RISE_BAND of the reward's spread."""
+    return t is not None and t.direction() == "up" and t.change_bounds[0] > RISE_BAND * reward_scale(d)[0]
+
+
+def falls(d: RunData, t: stats.Trend | None, band: float) -> bool:
+    """True when a reward trend falls significantly (Mann-Kendall) and the high ends of both change CIs are a
+    fall of at least `band` x the reward's spread."""
+    return t is not None and t.direction() == "down" and t.change_bounds[1] <= -band * reward_scale(d)[0]
 
 
 def improving(d: RunData) -> bool:

@@ -5,8 +5,12 @@ tolerances on window medians do not transfer between runs. Here:
 - `noise`: the run's point-to-point noise, from the median absolute first difference (robust to trends and
   to a few spikes);
 - `trend`: Mann-Kendall (Kendall's tau of value against step, `scipy.stats.kendalltau`) for "does it move at
-  all", with Theil-Sen (`scipy.stats.theilslopes`) for "by how much", with its confidence interval. "The
-  reward does not move" and "the reward falls" are the two sides of this one test;
+  all"; Theil-Sen (`scipy.stats.theilslopes`) and a least-squares line (`scipy.stats.linregress`, t interval on
+  its slope) for "by how much, how sure". Theil-Sen's interval is built from the ranks of the pairwise slopes,
+  so a discrete reward with many ties (0 on most steps) makes most slopes exactly 0 and collapses it to 0 .. 0:
+  certainty from the ties, not from precision. The least-squares interval comes from the residual variance,
+  which ties do not shrink, but one spike moves it. "The reward does not move", "rises" and "falls" are read
+  on `Trend.change_bounds`, the hull of both intervals: a claim needs both;
 - `runs_of` / `sustained`: a condition that holds on consecutive logged points, so one logged spike that
   returns at once is told apart from a level that stays.
 Change points (ruptures) were considered and not used: what the rules need is "did it move, which way,
@@ -28,7 +32,7 @@ from dashboard.diagnosis import series
 
 ALPHA = 0.05  # significance level of the trend test
 MIN_TREND_POINTS = 10  # Mann-Kendall's normal approximation and a Theil-Sen CI need about 10 points
-MAX_TREND_POINTS = 256  # longer series are binned (median per bin): Theil-Sen is O(n^2) and 100k steps are common
+MAX_TREND_POINTS = 256  # longer series are binned (mean per bin): Theil-Sen is O(n^2) and 100k steps are common
 MAD_TO_STD = 1.4826  # MAD x this = std for Gaussian noise
 
 
@@ -59,8 +63,11 @@ def noise(x: np.ndarray) -> float:
 
 
 def binned(steps: np.ndarray, x: np.ndarray, max_points: int = MAX_TREND_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, values) at finite points, reduced to at most `max_points` bin medians of k points each.
+    """(steps, values) at finite points, reduced to at most `max_points` bin means of k consecutive points each.
 
+    Means, not medians: the medians of a reward that is 0 on most steps are all 0 again (ties that hide a rate
+    that doubles), and means of consecutive points are the batch means that temper the serial correlation of
+    logged steps. A spike moves one bin; the rank tests hardly notice, the least-squares interval widens.
     steps, x: (T,) -> (B,), (B,) with B <= max_points
     """
     steps = np.asarray(steps, dtype=np.float64)
@@ -71,24 +78,28 @@ def binned(steps: np.ndarray, x: np.ndarray, max_points: int = MAX_TREND_POINTS)
         return steps, x
     k = -(-len(x) // max_points)
     full = (len(x) // k) * k  # whole bins by reshape; the remainder (fewer than k points) is one more bin
-    sb, xb = np.median(steps[:full].reshape(-1, k), axis=1), np.median(x[:full].reshape(-1, k), axis=1)
+    sb, xb = steps[:full].reshape(-1, k).mean(axis=1), x[:full].reshape(-1, k).mean(axis=1)
     if full < len(x):
-        sb, xb = np.append(sb, np.median(steps[full:])), np.append(xb, np.median(x[full:]))
+        sb, xb = np.append(sb, steps[full:].mean()), np.append(xb, x[full:].mean())
     return sb, xb
 
 
 @dataclass(frozen=True)
 class Trend:
-    """A monotone trend of a series over its steps: Mann-Kendall's tau and p, Theil-Sen's slope and its CI."""
+    """A monotone trend of a series over its steps: Mann-Kendall's tau and p, Theil-Sen's slope and its CI, and
+    the least-squares slope with its t interval; claims about the change read both (`change_bounds`)."""
 
     n: int  # points tested (after binning)
     tau: float  # Kendall's tau of value vs step, in [-1, 1]
     p: float  # two-sided p-value of "no monotone trend"
     slope: float  # Theil-Sen slope, value per step
-    slope_lo: float  # its confidence interval (1 - ALPHA)
+    slope_lo: float  # its confidence interval (1 - ALPHA); collapses to 0 .. 0 on tied values
     slope_hi: float
     first_step: float
     last_step: float
+    fit_slope: float  # least-squares slope through the same points, value per step
+    fit_lo: float  # its (1 - ALPHA) t interval, n - 2 degrees of freedom
+    fit_hi: float
 
     @property
     def span(self) -> float:
@@ -104,6 +115,20 @@ class Trend:
         return self.slope_lo * self.span, self.slope_hi * self.span
 
     @property
+    def fit_ci(self) -> tuple[float, float]:
+        """The (1 - ALPHA) interval of the least-squares line's change over the run (slope x steps covered): a
+        width that ties cannot shrink, unlike `change_ci`."""
+        return self.fit_lo * self.span, self.fit_hi * self.span
+
+    @property
+    def change_bounds(self) -> tuple[float, float]:
+        """The smallest interval holding both change CIs, Theil-Sen's and the least-squares line's. A claim about
+        the change (flat, rises, falls) holds only when both support it: the rank interval is not moved by a
+        spike, the least-squares one is not shrunk by ties."""
+        (a, b), (c, e) = self.change_ci, self.fit_ci
+        return min(a, c), max(b, e)
+
+    @property
     def z(self) -> float:
         """A signed z-like score of the trend (the normal quantile of the p-value, with tau's sign)."""
         p = min(max(self.p, 1e-300), 1.0)
@@ -117,20 +142,31 @@ class Trend:
 
 
 def trend(steps: np.ndarray, x: np.ndarray, min_points: int = MIN_TREND_POINTS) -> Trend | None:
-    """Mann-Kendall + Theil-Sen on the finite points of `x` against `steps`; None with fewer than `min_points`.
+    """Mann-Kendall + Theil-Sen + a least-squares line on the finite points of `x` against `steps`; None with
+    fewer than `min_points`.
 
-    steps, x: (T,) -> Trend | None. Series longer than MAX_TREND_POINTS are tested on bin medians.
+    steps, x: (T,) -> Trend | None. Series longer than MAX_TREND_POINTS are tested on bin means (`binned`).
     """
     s, v = binned(steps, x)
     if len(v) < min_points:
         return None
-    if np.ptp(v) == 0:
-        return Trend(len(v), 0.0, 1.0, 0.0, 0.0, 0.0, float(s[0]), float(s[-1]))
+    if np.ptp(v) == 0:  # every point the same: no move, and no doubt about it
+        return Trend(len(v), 0.0, 1.0, 0.0, 0.0, 0.0, float(s[0]), float(s[-1]), 0.0, 0.0, 0.0)
+    fit, fit_lo, fit_hi = line_fit(s, v)
     tau, p = sps.kendalltau(s, v)
     slope, _, lo, hi = sps.theilslopes(v, s, alpha=1 - ALPHA)
     tau = 0.0 if not np.isfinite(tau) else float(tau)
     p = 1.0 if not np.isfinite(p) else float(p)
-    return Trend(len(v), tau, p, float(slope), float(lo), float(hi), float(s[0]), float(s[-1]))
+    return Trend(len(v), tau, p, float(slope), float(lo), float(hi), float(s[0]), float(s[-1]), fit, fit_lo, fit_hi)
+
+
+def line_fit(steps: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
+    """(slope, lo, hi): the least-squares slope of `x` on `steps` and its (1 - ALPHA) t interval on n - 2 degrees
+    of freedom. A perfect line has stderr 0, hence lo = hi = slope. steps, x: (n,) finite, n >= 3 -> 3 floats
+    """
+    r = sps.linregress(steps, x)
+    half = float(sps.t.ppf(1 - ALPHA / 2, len(x) - 2)) * float(r.stderr)
+    return float(r.slope), float(r.slope) - half, float(r.slope) + half
 
 
 def runs_of(mask: np.ndarray) -> list[tuple[int, int]]:

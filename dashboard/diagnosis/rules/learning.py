@@ -60,12 +60,14 @@ def reward_falls(d: RunData, steps: np.ndarray, kl):
     """The other side of reward_flat's test: a significant fall, larger than FALL_BAND of the reward's spread."""
     t = facts.reward_trend(d)
     scale, how = facts.reward_scale(d)
-    if t is None or t.direction() != "down" or t.change_ci[1] > -FALL_BAND * scale:
+    if not facts.falls(d, t, FALL_BAND):
         return []
     if kl is not None and len(kl[1]) > 10 and _jumps(kl[1], KL_FLOOR).any():
         return []  # a reward that falls after the KL exploded is kl_clip_explode's finding, not a sign bug
+    lo, hi = t.change_bounds
     ev = [evidence("reward/mean", t.change, -FALL_BAND * scale, "Theil-Sen change over the run",
-                   f"reward falls by {fmt(-t.change)} (95% CI {fmt(-t.change_ci[1])} .. {fmt(-t.change_ci[0])}; "
+                   f"reward falls by {fmt(-t.change)} (95% CI {fmt(-hi)} .. {fmt(-lo)}, Theil-Sen's and the "
+                   f"least-squares line's together; "
                    f"Mann-Kendall p = {t.p:.2g} over {t.n} points) against a reward spread of {fmt(scale)} ({how}) "
                    "while the loss stays finite")]
     lp = d.dense("loss/policy")

@@ -69,14 +69,15 @@ def reward_flat(d: RunData):
     steps, r = d.dense("reward/mean")
     t = facts.reward_trend(d)
     scale, how = facts.reward_scale(d)
-    lo, hi = t.change_ci
+    lo, hi = t.change_bounds
     tight = facts.reward_stuck(d)
     if t.direction() != "flat" and not tight:
         return []  # it moves: up is learning; a significant fall is no_learning's finding
     ev = [evidence("reward/mean", t.change, facts.FLAT_BAND * scale, f"Theil-Sen change over steps {steps[0]}-{steps[-1]}",
                    f"{'no trend beyond the noise' if t.direction() == 'flat' else 'a trend too small to matter'}: "
-                   f"Mann-Kendall p = {t.p:.2g} over {t.n} points; change "
-                   f"{fmt(t.change)} (95% CI {fmt(lo)} .. {fmt(hi)}) against a reward spread of {fmt(scale)} ({how})")]
+                   f"Mann-Kendall p = {t.p:.2g} over {t.n} points; change {fmt(t.change)} (95% CI {fmt(lo)} .. "
+                   f"{fmt(hi)}, Theil-Sen's and the least-squares line's together) against a reward spread of "
+                   f"{fmt(scale)} ({how})")]
     idle_hit, still_hit = facts.no_update_steps(d), facts.no_spread_steps(d)
     idle, ev_idle = share_evidence(d, idle_hit, "had no update at all")
     _, ev_still = share_evidence(d, still_hit, "had no group with any reward spread")
