@@ -1,0 +1,36 @@
+"""Which reader answers a run: its framework's own, or for a source without one (wandb, TensorBoard, ...) the
+reader that knows most of the config's keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dashboard.diagnosis.rules.config_questions import core, openrlhf, trl, verl
+from dashboard.diagnosis.rules.config_questions.questions import QUESTIONS, UNKNOWN, Answer, Lookup, Reader
+
+READERS: dict[str, Reader] = {
+    "grpo_core": core.READER,
+    "trl": trl.READER,
+    "verl": verl.READER,
+    "openrlhf": openrlhf.READER,
+}
+
+
+def _answers(config: Mapping[str, Any], reader: Reader) -> list[Answer]:
+    lk = Lookup(config)
+    out = []
+    for i, (question, fn) in enumerate(zip(QUESTIONS, reader, strict=True), start=1):
+        text = fn(lk)
+        out.append(Answer(i, question, text, lk.take_used()))
+    return out
+
+
+def answer_questions(config: Mapping[str, Any], source: str) -> list[Answer]:
+    """The five answers for a run of `source`; an unknown source uses the reader that knows most keys."""
+    if source in READERS:
+        return _answers(config, READERS[source])
+    best = max((_answers(config, r) for r in READERS.values()), key=lambda a: sum(x.known for x in a))
+    if not any(a.known for a in best):
+        return [Answer(i, q, UNKNOWN, ()) for i, q in enumerate(QUESTIONS, start=1)]
+    return best
