@@ -124,6 +124,12 @@ def open_runs(target: str | Path, source: str | None = None) -> list[Run]:
     return [src.open(t) for t in launches_of(target, src.name) or [str(target)]]
 
 
+def source_names() -> list[str]:
+    """The names `open_run(target, source)` takes, sorted."""
+    _load_readers()
+    return sorted(SOURCES)
+
+
 def missing_hint(source: str, what: str) -> str | None:
     """How a user of `source` gets `what` ("samples", "config", "live") into their run, if the reader says."""
     _load_readers()
@@ -132,14 +138,15 @@ def missing_hint(source: str, what: str) -> str | None:
 
 
 def infos_for(path: Path, stale_after_s: float = STALE_AFTER_S,
-              open_foreign: Callable[[Path], Run] | None = None) -> list[RunInfo] | None:
-    """Runs-table lines for `path` when some source recognises it (one per launch), else None.
+              open_foreign: Callable[[Path], Run] | None = None, source: str | None = None) -> list[RunInfo] | None:
+    """Runs-table lines for `path` when some source recognises it (one per launch), else None; `source`
+    names the reader to use instead of asking each one (an unknown name is a RunError).
 
     A launch's line has the launch's own target as its path (a sub-folder, or `PATH#LAUNCH`: a `Path`
     whose last part holds the `#`), which is what `open_run` and `open_foreign` are then given.
     """
-    for src in _ordered():
-        if not src.detect(str(path)):
+    for src in [_source_for(path, source)] if source else _ordered():
+        if source is None and not src.detect(str(path)):
             continue
         if src.info is not None:
             return [src.info(path, stale_after_s)]

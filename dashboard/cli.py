@@ -1,6 +1,7 @@
 """grpo-dash: start the dashboard on one or more roots of runs.
 
     grpo-dash [ROOT ...] [--host 127.0.0.1] [--port 8501] [--stale-after 60] [--map THEIRS=OURS ...]
+              [--source NAME]
 
 Runs `streamlit run dashboard/app.py` headless: no browser is opened, no usage statistics are sent, and
 it binds to 127.0.0.1 unless told otherwise. Default roots: ./runs and the bundled sample_runs/.
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from collectors.version import version_flag
-from dashboard.paths import ROOTS_ENV, STALE_ENV, default_roots
+from dashboard.paths import ROOTS_ENV, SOURCE_ENV, STALE_ENV, default_roots
 
 APP = Path(__file__).resolve().parent / "app.py"
 # dashboard.diagnosis.i18n's LANGS and LOCALE_VARS[0], not imported: that would load the engine at every start
@@ -38,10 +39,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="rename a logged metric of text logs to a canonical name; repeat for several")
     p.add_argument("--stale-after", type=float, default=None, metavar="S",
                    help="a running run silent for S seconds is shown as stale (default 60)")
+    p.add_argument("--source", default=None, metavar="NAME",
+                   help="read each ROOT as one run with this reader (trl, verl, generic, kvtext, trl-console, "
+                   "tensorboard, wandb, ...) instead of finding runs in it; a file ROOT means its folder")
     p.add_argument("--lang", choices=LANGS, default=None,
                    help="language of the findings until a user picks one (default: from the locale)")
     p.add_argument("--version", **version_flag("grpo-dash"))
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.source is not None:
+        _check_source(p, args)
+    return args
+
+
+def _check_source(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--source names a known reader and applies to roots given here (not to ./runs by default)."""
+    from collectors.sources import source_names  # only with --source: loading the readers takes a while
+
+    if args.source not in (known := source_names()):
+        p.error(f"--source {args.source}: unknown reader; known: {', '.join(known)}")
+    if not args.roots:
+        p.error("--source applies to the ROOTs given: grpo-dash LOG_OR_FOLDER --source NAME")
 
 
 def streamlit_command(args: argparse.Namespace) -> list[str]:
@@ -67,6 +84,9 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
         env[STALE_ENV] = str(args.stale_after)
     if args.lang is not None:
         env[LANG_ENV] = args.lang
+    env.pop(SOURCE_ENV, None)
+    if args.source is not None:  # the app reads each root as one run with it (dashboard.data.source_for)
+        env[SOURCE_ENV] = args.source
     if args.map:  # the text readers in the app's process read it (collectors.readers.synonyms.MAP_ENV)
         env["GRPOSCOPE_MAP"] = ",".join(args.map)
     # The app imports `dashboard` and `collectors`; make them importable even from a source checkout.

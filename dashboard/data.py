@@ -17,6 +17,8 @@ import streamlit as st
 
 from collectors import RunError, discover_runs, open_run
 from collectors.meta import STALE_AFTER_S
+from collectors.run import RunInfo
+from collectors.sources import infos_for, split_launch
 from dashboard import paths
 
 STALE_ENV = paths.STALE_ENV
@@ -40,12 +42,14 @@ VERSION_TTL_S = 300
 
 
 @st.cache_data(ttl=2.0, show_spinner=False, max_entries=16)
-def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float) -> pd.DataFrame:
-    """Every run under the roots (label, path), one row each, newest update first."""
+def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float, source: str | None = None) -> pd.DataFrame:
+    """Every run under the roots (label, path), one row each, newest update first. With `source`, each root
+    is one run read by that reader (its launches, one row each), nothing is discovered inside it."""
     rs = [paths.Root(label, Path(p)) for label, p in root_list]
     rows = []
     for root in rs:
-        for info in discover_runs(root.path, stale_after_s=stale_s, open_foreign=_kept_run):
+        for info in _forced_infos(root.path, stale_s, source) if source else discover_runs(
+                root.path, stale_after_s=stale_s, open_foreign=_kept_run):
             rows.append({"key": paths.run_key(rs, info.path), "name": info.name, "source": info.source,
                          "status": info.status, "last_step": info.last_step, "last_update": info.last_update,
                          "root": root.label, "path": str(info.path), "error": info.error})
@@ -53,8 +57,25 @@ def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float) -> pd.Dat
     return frame.sort_values("last_update", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
 
 
+def _forced_infos(path: Path, stale_s: float, source: str) -> list[RunInfo]:
+    try:
+        return infos_for(path, stale_s, _kept_run, source=source) or []
+    except RunError as e:  # an unknown reader name: one line that says so
+        return [RunInfo(path, path.name, source, "unknown", None, None, str(e))]
+
+
 def all_runs() -> pd.DataFrame:
-    return runs_table(tuple((r.label, str(r.path)) for r in roots()), stale_after_s())
+    return runs_table(tuple((r.label, str(r.path)) for r in roots()), stale_after_s(), paths.forced_source())
+
+
+def source_for(path: str) -> str | None:
+    """The reader forced by grpo-dash --source on `path` (a root, or a launch or file the reader named in
+    it), else None."""
+    source = paths.forced_source()
+    if source is None:
+        return None
+    base = Path(split_launch(path)[0]).resolve()
+    return source if any(base == r.path or base.parent == r.path for r in roots()) else None
 
 
 class LiveRun:
@@ -62,7 +83,7 @@ class LiveRun:
 
     def __init__(self, path: str) -> None:
         self.lock = threading.Lock()
-        self.run = open_run(path)
+        self.run = open_run(path, source_for(path))
         if STALE_ENV in os.environ:  # else keep the reader's own guess (an online wandb run waits longer)
             self.run.stale_after_s = stale_after_s()
 

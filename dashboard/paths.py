@@ -16,6 +16,7 @@ from collectors.sources import launch_target, split_launch
 
 ROOTS_ENV = "GRPOSCOPE_ROOTS"  # os.pathsep-separated roots; set by grpo-dash
 STALE_ENV = "GRPOSCOPE_STALE_AFTER_S"  # seconds of silence before a running run is shown as stale
+SOURCE_ENV = "GRPOSCOPE_SOURCE"  # a reader name: each root is then one run read by it (grpo-dash --source)
 BUNDLED_SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
 
 
@@ -43,6 +44,12 @@ def roots_from_env(environ: dict[str, str] | None = None) -> list[Root]:
     raw = environ.get(ROOTS_ENV, "")
     paths = [Path(p) for p in raw.split(os.pathsep) if p] if raw else default_roots()
     return make_roots(paths)
+
+
+def forced_source(environ: dict[str, str] | None = None) -> str | None:
+    """The reader every root is read with (`grpo-dash --source NAME`), or None: discovery as usual."""
+    environ = os.environ if environ is None else environ
+    return environ.get(SOURCE_ENV) or None
 
 
 def make_roots(paths: list[Path | str]) -> list[Root]:
@@ -93,9 +100,9 @@ def resolve_run(roots: list[Root], key: str) -> Path:
         target = Path(base).resolve()
         if not (target == root.path or target.is_relative_to(root.path)):
             raise PathRefused(f"run {key!r} refused: it leads outside its root (symlink); {where}")
-        if not target.is_dir():
+        if not (target.is_dir() or target.is_file()):  # a file: a log a reader named as a run (a CSV, a JSONL)
             raise PathRefused(f"run {key!r} not found under {root.path}")
-        outside = link_outside(target, roots)
+        outside = link_outside(target, roots) if target.is_dir() else None
     except OSError as e:  # a name the filesystem refuses, a folder that cannot be listed
         raise PathRefused(f"run {key!r} cannot be opened ({e.strerror or e})") from None
     if outside is not None:
