@@ -105,7 +105,7 @@ class RunWriter:
         self.flush_interval_s = float(flush_interval_s)
         self._lock = threading.RLock()
         self._steps: list[dict[str, Any]] = []
-        self._samples: list[pd.DataFrame] = []
+        self._samples: list[pd.DataFrame | list[dict[str, Any]]] = []
         self._oldest: float | None = None  # time the oldest buffered row was logged
         self._closed = False
         self._error: str | None = None  # why the last write failed (a full disk); raised at the next call
@@ -181,23 +181,24 @@ class RunWriter:
                 self._flush_locked()
 
     def log_samples(self, rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> None:
-        """Buffer sample rows (one per response); columns of schema.SAMPLES, texts optional."""
+        """Buffer sample rows (one per response); columns of schema.SAMPLES, texts optional.
+
+        Rows given as dicts are kept as dicts (copied) and become one frame per flush: a frame per call costs
+        more than the rest of a small trainer's logging of the step."""
         if isinstance(rows, pd.DataFrame):
-            frame = rows.copy()
+            part: pd.DataFrame | list[dict[str, Any]] = rows.copy()
+            columns = set(part.columns)
         else:
-            rows = list(rows)
-            try:
-                frame = pd.DataFrame(rows)
-            except UnicodeEncodeError:  # pandas' Arrow-backed strings refuse lone surrogates too
-                frame = pd.DataFrame([{k: _no_surrogates(v) for k, v in row.items()} for row in rows])
-        if not len(frame):
+            part = [dict(row) for row in rows]
+            columns = set().union(*part)
+        if not len(part):
             return
-        missing = [c for c in SAMPLE_REQUIRED if c not in frame.columns]
+        missing = [c for c in SAMPLE_REQUIRED if c not in columns]
         if missing:
             raise ValueError(f"log_samples: missing required column(s) {', '.join(missing)}")
         with self._lock:
             self._check_open()
-            self._samples.append(frame)
+            self._samples.append(part)
             self._touch()
             if self._due():
                 self._flush_locked()
@@ -256,7 +257,7 @@ class RunWriter:
                 self._metrics.write(_metrics_table(self._steps))
                 self._steps = []
             if self._samples:
-                self._sample_parts.write(_samples_table(pd.concat(self._samples, ignore_index=True, sort=False)))
+                self._sample_parts.write(_samples_table(_one_frame(self._samples)))
                 self._samples = []
             self._oldest = None
             self._beat(force=True)
@@ -344,6 +345,25 @@ def _no_surrogates(v: Any) -> Any:
     return _LONE_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
 
 
+def _one_frame(parts: list[pd.DataFrame | list[dict[str, Any]]]) -> pd.DataFrame:
+    """The buffered sample parts as one frame, in order; consecutive dict rows become one frame at once."""
+    frames: list[pd.DataFrame] = []
+    rows: list[dict[str, Any]] = []
+    for part in [*parts, None]:
+        if isinstance(part, list):
+            rows.extend(part)
+            continue
+        if rows:
+            try:
+                frames.append(pd.DataFrame(rows))
+            except UnicodeEncodeError:  # pandas' Arrow-backed strings refuse lone surrogates too
+                frames.append(pd.DataFrame([{k: _no_surrogates(v) for k, v in row.items()} for row in rows]))
+            rows = []
+        if part is not None:
+            frames.append(part)
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True, sort=False)
+
+
 def _samples_table(frame: pd.DataFrame) -> pa.Table:
     """Cast the known sample columns to their schema types; keep extra columns as they come."""
     for col, (kind, _) in SAMPLES.items():
@@ -368,8 +388,7 @@ def _samples_table(frame: pd.DataFrame) -> pa.Table:
             try:
                 arr = pa.array(values, from_pandas=True)
             except UnicodeEncodeError:
-                arr = pa.array([_no_surrogates(v) for v in values],
-                               from_pandas=True)
+                arr = pa.array([_no_surrogates(v) for v in values], from_pandas=True)
         arrays.append(arr)
         names.append(col)
     return pa.table(arrays, names=names)
