@@ -112,3 +112,25 @@ def test_every_synonym_is_documented():
         assert f"`{theirs}`" in table and f"`{ours}`" in table, theirs
     for num, den, _ in RATIOS:
         assert f"`{num}` / `{den}`" in table
+
+
+def test_a_constant_column_is_kept_and_named_apart_from_placeholder_zeros(tmp_path):
+    f = tmp_path / "log.csv"
+    lines = ["step,reward,entropy,lr,clipfrac"] + [f"{s},{0.1 * s},0.0,1e-06,0" for s in (1, 2, 3)]
+    f.write_text("\n".join(lines) + "\n")
+    run = open_run(f)
+    m = run.metrics
+    assert "policy/entropy" not in m and run.not_measured == ["policy/entropy"]  # a placeholder: left out
+    assert list(m["optim/lr"]) == [1e-6] * 3 and list(m["policy/clipfrac"]) == [0.0] * 3  # readings: kept
+    assert run.constant == {"optim/lr": 1e-6, "policy/clipfrac": 0.0}
+    notes = sorted(p.message for p in run.problems)
+    assert notes == ["entropy (policy/entropy): 0 on every row, so not measured; left out of the metrics",
+                     "the same value on every row, kept as measured (a fixed learning rate, a clip fraction "
+                     "never hit): lr (optim/lr) = 1e-06, clipfrac (policy/clipfrac) = 0"]
+    with f.open("a") as fh:  # the learning rate moves: no longer constant, the note names the clip fraction only
+        fh.write("4,0.4,0.0,2e-06,0\n")
+    assert run.refresh() == 1
+    assert run.constant == {"policy/clipfrac": 0.0}
+    assert [p.message for p in run.problems if p.message.startswith("the same value")] == [
+        "the same value on every row, kept as measured (a fixed learning rate, a clip fraction never hit): "
+        "clipfrac (policy/clipfrac) = 0"]

@@ -78,7 +78,12 @@ def test_real_verl_console_log():
     m = run.metrics
     assert len(m) > 50 and m["step"].is_monotonic_increasing
     # the log ends without a newline; it has not changed for long, so its last line (step 105) is read
-    assert m["step"].iloc[-1] == 105 and run.problems == []
+    assert m["step"].iloc[-1] == 105
+    # the one note: the columns logging one value throughout, kept (a fixed lr is a reading, not a placeholder)
+    (note,) = run.problems
+    assert note.message.startswith("the same value on every row, kept as measured")
+    assert "actor/lr (optim/lr) = 1e-06" in note.message and "critic/kl_coeff (policy/kl_coef) = 0.001" in note.message
+    assert run.constant["policy/kl_coef"] == 0.001 and "reward/mean" not in run.constant
     for col in ("reward/mean", "policy/entropy", "policy/clipfrac", "policy/approx_kl_old", "optim/lr"):
         assert m[col].notna().sum() > 50, col
     assert m["eval/reward_mean"].notna().any()

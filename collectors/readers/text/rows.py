@@ -40,6 +40,7 @@ PLACEHOLDER_ZERO = frozenset({
     "perf/step_s", "perf/tokens_per_s",
 })
 _KEEP = ("step", "wall_time", "_seq")
+_CONSTANT = "the same value on every row"
 
 
 def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
@@ -116,6 +117,9 @@ class TextRun(Run):
         self._logged_as: dict[str, str] = {}  # canonical name -> the name as logged
         self._nonzero: set[str] = set()
         self._all_zero: set[str] = set()
+        self._first: dict[str, float] = {}  # each column's first logged value
+        self._varies: set[str] = set()  # columns that logged two different values
+        self._constant: dict[str, float] = {}  # named in a reader note: the same value on every row
         self._view: tuple[pd.DataFrame, pd.DataFrame] | None = None
 
     # -- subclasses call these -----------------------------------------------------------------
@@ -140,6 +144,7 @@ class TextRun(Run):
         """The source was rewritten: what was read no longer describes the run."""
         self._table.reset()
         self._rows_seen, self._valued, self._nonzero, self._all_zero = 0, set(), set(), set()
+        self._first, self._varies, self._constant = {}, set(), {}
         self._note(Problem(file, why))
 
     def _emit(self, frame: pd.DataFrame, file: str, lines: np.ndarray | None = None,
@@ -209,27 +214,53 @@ class TextRun(Run):
         return named.reset_index(drop=True)
 
     def _track_zeros(self, chunk: pd.DataFrame, nan_at: dict, file: str) -> None:
-        """Columns whose every value so far is exactly 0 (NaN and null aside): a placeholder, not a reading."""
+        """Columns whose every value so far is exactly 0 (NaN and null aside): a placeholder, not a reading;
+        and, among the rest, those logging one value on every row (`constant`), named in a note."""
         self._rows_seen += len(chunk)
         for col in chunk.columns:
-            if col in _KEEP or col in self._nonzero:
+            if col in _KEEP or (col in self._nonzero and col in self._varies):
                 continue
             s = chunk[col].to_numpy(dtype=np.float64, na_value=np.nan)
             given = ~np.isnan(s)
             if given.any():
                 self._valued.add(col)
+                first = self._first.setdefault(col, float(s[given][0]))
+                if (s[given] != first).any():
+                    self._varies.add(col)
+            if col in nan_at:
+                self._varies.add(col)  # a logged NaN is no constant reading
             # a printed "-0.0000" is a measured value rounded by the print format, never a placeholder
             if ((s != 0) & given).any() or np.signbit(s[given]).any() or col in nan_at:
                 self._nonzero.add(col)
-        zero = (self._valued - self._nonzero) & PLACEHOLDER_ZERO if self._rows_seen >= MIN_ROWS_UNMEASURED else set()
+        enough = self._rows_seen >= MIN_ROWS_UNMEASURED
+        zero = (self._valued - self._nonzero) & PLACEHOLDER_ZERO if enough else set()
         if zero != self._all_zero:
             self._all_zero = zero
             self.problems = [p for p in self.problems if "not measured" not in p.message]
             if zero:
-                names = [c if self._logged_as.get(c, c) == c else f"{self._logged_as[c]} ({c})" for c in sorted(zero)]
-                self._note(Problem(file, f"{', '.join(names)}: 0 on every row, so not measured; "
-                                         "left out of the metrics"))
+                self._note(Problem(file, f"{', '.join(self._as_logged(sorted(zero)))}: 0 on every row, so not "
+                                         "measured; left out of the metrics"))
+        constant = {c: self._first[c] for c in sorted(self._valued - self._varies - zero)} if enough else {}
+        if constant != self._constant:
+            self._constant = constant
+            self.problems = [p for p in self.problems if not p.message.startswith(_CONSTANT)]
+            if constant:
+                shown = [f"{name} = {value:g}" for name, value in zip(
+                    self._as_logged(list(constant)), constant.values(), strict=True)]
+                more = f" and {len(shown) - 8} more" if len(shown) > 8 else ""
+                self._note(Problem(file, f"{_CONSTANT}, kept as measured (a fixed learning rate, a clip "
+                                         f"fraction never hit): {', '.join(shown[:8])}{more}"))
         self._view = None
+
+    def _as_logged(self, names: list[str]) -> list[str]:
+        return [c if self._logged_as.get(c, c) == c else f"{self._logged_as[c]} ({c})" for c in names]
+
+    @property
+    def constant(self) -> dict[str, float]:
+        """Columns kept in `metrics` that logged one value on every row that logs them (at least
+        MIN_ROWS_UNMEASURED rows): {name: value}. A constant is a reading (a fixed learning rate), unlike the
+        placeholder zeros of `not_measured`."""
+        return dict(self._constant)
 
     @property
     def not_measured(self) -> list[str]:
