@@ -11,7 +11,7 @@ from dashboard.diagnosis.build import evidence, finding
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
-from dashboard.diagnosis.rules.config_questions import OPENRLHF_SIGNATURE, _truthy
+from dashboard.diagnosis.rules.config_questions import OPENRLHF_SIGNATURE, truthy
 from dashboard.diagnosis.rules.reward import MIN_GROUP, group_size
 
 MANY_REUSES = 4  # optimizer steps per rollout beyond which the last minibatches are clearly off-policy
@@ -43,7 +43,7 @@ def config_kl_twice(d: RunData):
     in_loss = d.setting("use_kl_loss")
     if in_reward is None or in_loss is None:
         return NotJudged("config_kl_twice", "the config does not say both where the reward KL and the loss KL go")
-    if not (_truthy(in_reward[1]) and _truthy(in_loss[1])):
+    if not (truthy(in_reward[1]) and truthy(in_loss[1])):
         return []
     ev = [evidence(f"config:{in_reward[0]}", 1.0, None, "config", f"{in_reward[0]} = {in_reward[1]}"),
           evidence(f"config:{in_loss[0]}", 1.0, None, "config", f"{in_loss[0]} = {in_loss[1]}")]
@@ -103,6 +103,6 @@ def _openrlhf_minibatches(d: RunData) -> tuple[str, float] | None:
     --use_dynamic_batch, where the steps follow token budgets instead."""
     r, n, t = d.number("rollout_batch_size"), d.number("n_samples_per_prompt"), d.number("train_batch_size")
     dyn = d.setting("use_dynamic_batch")
-    if r is None or n is None or t is None or t[1] <= 0 or (dyn is not None and _truthy(dyn[1])):
+    if r is None or n is None or t is None or t[1] <= 0 or (dyn is not None and truthy(dyn[1])):
         return None
     return "rollout_batch_size x n_samples_per_prompt / train_batch_size", float(max(1, int(r[1] * n[1] // t[1])))

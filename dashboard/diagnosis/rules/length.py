@@ -101,9 +101,9 @@ def truncation(d: RunData):
     severity = "critical" if pinned and share >= PINNED_RUN_SHARE and stuck else "warning"
     if severity == "critical":
         t = facts.reward_trend(d)
-        ev.append(evidence("reward/mean", t.change, None, "Theil-Sen change over the run",
-                           f"and the reward does not move (change {fmt(t.change)}, 95% CI {fmt(t.change_ci[0])} .. "
-                           f"{fmt(t.change_ci[1])}): nothing the run does gets past the cap"))
+        ev.append(evidence("reward/mean", t.change, None, "Theil-Sen change over the run, bounds of both fits",
+                           f"and the reward does not move (change {fmt(t.change)}, 95% bounds {fmt(t.change_bounds[0])} .. "
+                           f"{fmt(t.change_bounds[1])}): nothing the run does gets past the cap"))
     title = ("Completions are pinned at the length cap" if pinned else "Many completions are cut at the length cap")
     ev.insert(0, evidence("completions", share, None, "share of logged steps", f"on {int(held.sum())} of {d.n} "
                           f"logged steps (steps {steps[i0]}-{steps[i1]}) completions sit at or are cut by the cap"))

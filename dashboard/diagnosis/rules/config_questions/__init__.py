@@ -22,7 +22,5 @@ from dashboard.diagnosis.rules.config_questions.questions import (
     truthy,
 )
 
-_truthy = truthy  # the name rules/config.py imports
-
 __all__ = ["OPENRLHF_SIGNATURE", "QUESTIONS", "READERS", "UNKNOWN", "Answer", "Lookup", "Reader", "answer_questions",
            "config_diff", "display", "is_openrlhf", "truthy"]

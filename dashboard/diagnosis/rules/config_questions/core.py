@@ -15,8 +15,9 @@ _CORE_ADV = {"group": "per prompt group: A = (r - group mean) / (group std + eps
              "batch": "group mean subtracted, divided by the std of the whole batch",
              "mean_only": "group mean subtracted, not divided by any std (Dr. GRPO)",
              "rloo": "leave-one-out: r minus the mean of the group's other rewards, not divided (RLOO)",
-             "reinforce_pp": "no group baseline: (r - batch mean) / batch std (REINFORCE++)",
-             "reinforce_pp_baseline": "group mean subtracted, then divided by the batch std (REINFORCE++-baseline)"}
+             "reinforce_pp": "no group baseline: rewards whitened over the batch's action tokens (REINFORCE++)",
+             "reinforce_pp_baseline": "group mean subtracted, then whitened over the batch's action tokens "
+                                      "(REINFORCE++-baseline)"}
 _CORE_LOSS = {"dual_clip": "dual-clip PPO surrogate (negative-advantage loss capped at clip_ratio_c)",
               "cispo": "CISPO: truncated, detached importance weight times log-prob (no token loses its gradient)",
               "sapo": "SAPO: a soft sigmoid gate instead of the hard clip"}
