@@ -6,6 +6,9 @@ import json
 import math
 from pathlib import Path
 
+import pytest
+
+from collectors.meta import RunError
 from collectors.readers.text.generic import GenericRun
 from collectors.sources import detect_source, open_run
 
@@ -125,12 +128,28 @@ def test_a_constant_column_is_kept_and_named_apart_from_placeholder_zeros(tmp_pa
     assert run.constant == {"optim/lr": 1e-6, "policy/clipfrac": 0.0}
     notes = sorted(p.message for p in run.problems)
     assert notes == ["entropy (policy/entropy): 0 on every row, so not measured; left out of the metrics",
-                     "the same value on every row, kept as measured (a fixed learning rate, a clip fraction "
-                     "never hit): lr (optim/lr) = 1e-06, clipfrac (policy/clipfrac) = 0"]
+                     ("the same value on every row, kept as measured (a fixed learning rate, a clip fraction "
+                     "never hit): lr (optim/lr) = 1e-06, clipfrac (policy/clipfrac) = 0")]
     with f.open("a") as fh:  # the learning rate moves: no longer constant, the note names the clip fraction only
         fh.write("4,0.4,0.0,2e-06,0\n")
     assert run.refresh() == 1
     assert run.constant == {"policy/clipfrac": 0.0}
     assert [p.message for p in run.problems if p.message.startswith("the same value")] == [
-        "the same value on every row, kept as measured (a fixed learning rate, a clip fraction never hit): "
-        "clipfrac (policy/clipfrac) = 0"]
+        ("the same value on every row, kept as measured (a fixed learning rate, a clip fraction never hit): "
+        "clipfrac (policy/clipfrac) = 0")]
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_a_csv_that_is_not_utf8_is_read_and_named_without_an_ignored_exception(tmp_path):
+    f = tmp_path / "log.csv"
+    # a ragged row holding Latin-1 bytes (pyarrow decodes a ragged row's text before its handler sees it)
+    f.write_bytes(b"step,reward\n1,0.5\n2,0.6,caf\xe9\n3,0.7\n")
+    run = GenericRun(f)
+    assert run.metrics["step"].tolist() == [1, 3] and run.metrics["reward/mean"].tolist() == [0.5, 0.7]
+    assert [p.message for p in run.problems] == [
+        "line 3: bytes that are not UTF-8; replaced, so cells holding them are text",
+        "1 row(s) with 3 cells, header has 2; skipped"]
+    g = tmp_path / "head.csv"
+    g.write_bytes(b"step,r\xe9ward\n1,0.5\n")
+    with pytest.raises(RunError, match="head.csv: the header is not UTF-8 text"):
+        GenericRun(g)

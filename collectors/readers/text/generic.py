@@ -129,6 +129,7 @@ class GenericRun(TextRun):
 
     # -- formats ---------------------------------------------------------------------------------
     def _csv(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
+        block = self._utf8(block, first)
         skipped: list[str] = []
 
         def bad_row(row) -> str:
@@ -153,6 +154,23 @@ class GenericRun(TextRun):
             self._note(Problem(self.path.name, f"{len(skipped)} row(s) with {skipped[0]}; skipped"))
         frame, nans = arrow_columns(table)
         return frame, nans, np.arange(first, first + len(frame))
+
+    def _utf8(self, block: bytes, first: int) -> bytes:
+        """The block as valid UTF-8: bytes that are not become U+FFFD, and a note names the first line holding
+        one. pyarrow decodes a ragged row's text for the invalid-row handler before calling it, and a
+        decoding error there is printed as an ignored exception, not raised: so none may reach it."""
+        if block.isascii():
+            return block
+        try:
+            block.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = first + block.count(b"\n", 0, e.start)
+            if self._header is None and line == first:
+                raise RunError(f"{self.path}: the header is not UTF-8 text") from None
+            self._note(Problem(self.path.name, f"line {line}: bytes that are not UTF-8; replaced, so cells "
+                                               "holding them are text"))
+            return block.decode("utf-8", "replace").encode("utf-8")
+        return block
 
     def _jsonl(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
         try:
