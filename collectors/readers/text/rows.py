@@ -179,7 +179,10 @@ class TextRun(Run):
         named = to_canonical(values, self.mapping)
         for col, name in rename_plan(values.columns, self.mapping).items():
             self._logged_as.setdefault(name, col)
-        named.insert(0, "step", steps[ok].to_numpy().astype(np.int64))
+        # one float block and the step, built at once: the renamed frame may hold one block per column
+        # (thousands on a wide log), and inserting into that is slow and warned about by pandas
+        named = pd.concat([pd.DataFrame({"step": steps[ok].to_numpy().astype(np.int64)}),
+                           pd.DataFrame(named.to_numpy(dtype=np.float64), columns=named.columns)], axis=1)
         nan_at = self._nan_steps(named, values, nans)
         named = self._merge_steps(named, file)
         named["_seq"] = np.arange(self._seq, self._seq + len(named), dtype=np.int64)
