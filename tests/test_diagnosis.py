@@ -506,6 +506,12 @@ def test_zero_variance_from_solved_prompts_is_saturation_and_reward_std_zero_mea
     s["groups/all_pass_frac"], s["groups/all_fail_frac"] = s["groups/zero_std_frac"] - 0.05, np.full(100, 0.05)
     f = by_rule(diagnose(write(tmp_path, s, name="solved")), "zero_variance_groups")
     assert f.severity == "info" and "saturates" in f.title and f.checks[0].what == "harder prompts"
+    # the same rise, but the no-spread groups are all-fail (0.75 of 0.8 at the end): the hard prompts give no
+    # signal, which is no saturation; still at most info while the reward climbs
+    s["groups/all_pass_frac"], s["groups/all_fail_frac"] = np.full(100, 0.05), s["groups/zero_std_frac"] - 0.05
+    f = by_rule(diagnose(write(tmp_path, s, name="hard")), "zero_variance_groups")
+    assert f.severity == "info" and f.title == "Zero-variance groups dominate (mostly all-fail)"
+    assert f.checks[0].what != "harder prompts"
     # no zero-variance column (older TRL): steps whose reward std is exactly 0 had no group with any spread
     s = healthy_series(100)
     s["reward/mean"] = 0.3 + np.random.default_rng(6).normal(0, 0.05, 100)

@@ -192,14 +192,17 @@ def _split(d: RunData, i0: int, i1: int, v: float) -> tuple[str | None, list]:
 
 
 def _zero_variance_finding(d: RunData, severity: str, side: str | None, rng: tuple[int, int], ev: list):
-    """Zero-variance groups while prompts get solved (all-pass, or the reward rising) are saturation: say so and
-    suggest harder prompts; otherwise the notes' checks for a missing learning signal."""
+    """Zero-variance groups while prompts get solved (all-pass, or the reward rising with no split saying
+    otherwise) are saturation: say so and suggest harder prompts; otherwise the notes' checks for a missing
+    learning signal, at most info while the run learns (a rising run whose no-spread groups mostly fail is
+    not saturating: its hard prompts give no signal)."""
     rising = facts.improving(d)
-    if side == "all-pass" or rising:
+    if side == "all-pass" or (rising and side is None):
         severity = "info" if rising else "warning"
         title = "Zero-variance groups from solved prompts: the task saturates"
         checks = (C.HARDER_PROMPTS, C.ZERO_VARIANCE)
     else:
+        severity = "info" if rising else severity
         title = "Zero-variance groups dominate" + {"all-fail": " (mostly all-fail)", "all-pass": " (mostly all-pass)",
                                                    "both": " (both all-pass and all-fail)"}.get(side or "", "")
         checks = (C.ZERO_VARIANCE, C.DIFFICULTY, C.TEMPERATURE, C.VERIFIER)
