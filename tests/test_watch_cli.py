@@ -189,3 +189,21 @@ def test_a_cleared_finding_is_said_in_the_watch_language(capsys):
                        ("zh", "-- r: grposcope 第 41 步：group 太小（G = 2）（small_group）已不再成立")):
         show("r", Update(step=41, cleared=[f]), argparse.Namespace(format="text", lang=lang))
         assert capsys.readouterr().out == line + "\n"
+
+
+def test_a_rule_error_and_the_stop_are_said_in_the_watch_language(capsys):
+    import argparse
+
+    from collectors import open_run
+    from dashboard.diagnosis import NotJudged, diagnose
+    from dashboard.diagnosis.guard.watch import Update
+    from dashboard.diagnosis.guard.watch_cli import show
+
+    f = next(f for f in diagnose(open_run(ROOT / "sample_runs" / "small_group")).findings if f.rule_id == "small_group")
+    err = NotJudged("kl_clip_explode", "ValueError: boom")
+    for lang, lines in (("en", ["-- r: rule kl_clip_explode raised and is ignored: ValueError: boom",
+                                f"-- r at step 41: stop: {f.severity} finding small_group: Group too small (G = 2)"]),
+                        ("zh", ["-- r: 规则 kl_clip_explode 运行出错，已忽略：ValueError: boom",
+                                "-- r 第 41 步: 停止：警告发现 small_group：group 太小（G = 2）"])):
+        show("r", Update(step=41, errors=[err], stop=f), argparse.Namespace(format="text", lang=lang))
+        assert capsys.readouterr().out.splitlines() == lines

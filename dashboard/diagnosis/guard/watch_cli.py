@@ -64,9 +64,11 @@ def show(name: str, u: Update, args: argparse.Namespace) -> None:
     for n in u.errors:
         print(json.dumps({"run": name, "step": u.step, "event": "rule_error", "rule_id": n.rule_id,
                           "reason": n.reason}) if args.format == "json"
-              else f"-- {name}: rule {n.rule_id} raised and is ignored: {n.reason}", flush=True)
+              else f"-- {name}: {label('rule_raised', lang, rule=n.rule_id, reason=n.reason)}", flush=True)
     if u.stop is not None and args.format != "json":
-        print(f"-- {name} at step {u.step}: stop: {stop_text(u.stop)}", flush=True)
+        f = i18n.localise_finding(u.stop, lang)
+        print(f"-- {name} {label('at_step', lang, step=u.step)}: "
+              f"{label('stop_line', lang, sev=label(f.severity, lang), rule=f.rule_id, title=f.title)}", flush=True)
 
 
 def write_stop_file(path: Path, name: str, u: Update) -> None:

@@ -42,4 +42,6 @@ LABELS: dict[str, str] = {
     "reason": "reason",
     "new_finding": "new finding",
     "at_step": "at step {step}",
+    "rule_raised": "rule {rule} raised and is ignored: {reason}",
+    "stop_line": "stop: {sev} finding {rule}: {title}",
 }

@@ -211,4 +211,6 @@ LABELS: dict[str, str] = {
     "reason": "原因",
     "new_finding": "新发现",
     "at_step": "第 {step} 步",
+    "rule_raised": "规则 {rule} 运行出错，已忽略：{reason}",
+    "stop_line": "停止：{sev}发现 {rule}：{title}",
 }
