@@ -5,7 +5,7 @@
 Times `dashboard.diagnosis.diagnose` (median over repeats) on an in-memory run with the checklist's columns,
 a slow reward trend, noise, and a KL spike every 10,000 steps; and, beside it, the two trend tests alone on
 the reward as scipy would run them on every point (Mann-Kendall is O(n log n); Theil-Sen is O(n^2), so the
-engine tests bin medians of at most 400 points instead, which is what keeps it fast).
+engine tests the means of at most `stats.MAX_TREND_POINTS` bins instead, which is what keeps it fast).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def main() -> None:
     r = run.metrics["reward/mean"].to_numpy()
     s = run.metrics["step"].to_numpy()
     binned = median_time(lambda: dstats.trend(s, r), args.repeats)
-    print(f"stats.trend on the reward (bin medians, <= {dstats.MAX_TREND_POINTS} points): {1e3 * binned:.1f} ms")
+    print(f"stats.trend on the reward (bin means, <= {dstats.MAX_TREND_POINTS} points): {1e3 * binned:.1f} ms")
     mk = median_time(lambda: sps.kendalltau(s, r), args.repeats)
     print(f"scipy kendalltau on all {args.steps:,} points: {1e3 * mk:.1f} ms")
     m = 5_000  # Theil-Sen on every point is quadratic: time 5,000 points and scale by (n / 5,000)^2

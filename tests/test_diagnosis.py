@@ -636,3 +636,17 @@ def test_every_rule_id_is_in_the_team_contract():
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "TEAM-CONTRACT.md").read_text()
     assert [r for r in RULES if f"`{r}`" not in text] == []
+
+
+def test_zero_variance_examples_show_a_text_that_is_there_never_nan():
+    import pandas as pd
+
+    from dashboard.diagnosis.rules.reward import zero_variance_examples
+
+    class D:  # the one thing the function reads of a RunData
+        def samples(self):
+            return pd.DataFrame({"step": [3] * 4, "group": [0, 0, 1, 1], "reward": [0.0, 0.0, 1.0, 0.5],
+                                 "prompt": ["2+2=", "2+2=", "1+1=", "1+1="], "completion": [None, "5", "2", "2"]})
+
+    assert zero_variance_examples(D(), step=3) == [{"step": 3, "group": 0, "reward": 0.0, "responses": 2,
+                                                    "prompt": "2+2=", "completion": "5"}]

@@ -244,7 +244,7 @@ def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
                   "responses": len(rows)}
             for col in ("prompt", "completion"):
                 if col in rows and rows[col].notna().any():
-                    ex[col] = str(rows[col].iloc[0])[:200]
+                    ex[col] = str(rows[col].dropna().iloc[0])[:200]  # the first text there is, never "nan"
             out.append(ex)
         if len(out) >= k:
             break
