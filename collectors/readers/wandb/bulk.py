@@ -19,6 +19,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 
 from collectors.readers.columnar import Points
 from collectors.readers.wandb.history import HISTORY_FIELD, STEP_KEYS
@@ -254,21 +255,19 @@ def _local_codes(arr: np.ndarray, key_at: np.ndarray, key_len: np.ndarray,
     for col in words:
         hashed = hashed * np.uint64(0x100000001B3) ^ col
     hashed ^= n.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    distinct, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
+    inverse, distinct = pd.factorize(hashed)  # numbered in order of first arrival
+    # the first item of each key: numbered by arrival, key c first shows where the running maximum reaches c
+    first = np.flatnonzero(np.diff(np.maximum.accumulate(inverse), prepend=-1) > 0)
     if not all((col == col[first][inverse]).all() for col in [n, *words]):
         return _local_codes_slow(arr, at, n, picked, codes)  # two keys with one hash: compare them as bytes
-    rank = np.empty(len(distinct), dtype=np.int64)
-    arrival = np.argsort(first)
-    rank[arrival] = np.arange(len(distinct))
     names: list[str | None] = []
-    for i in first[arrival].tolist():
+    for i in first.tolist():
         try:
             names.append(arr[at[i]:at[i] + n[i]].tobytes().decode("utf-8"))
         except UnicodeDecodeError:
             names.append(None)
     valid = np.array([name is not None for name in names], dtype=bool)
-    local = rank[inverse]
-    codes[picked] = np.where(valid[local], local, -1)
+    codes[picked] = np.where(valid[inverse], inverse, -1)
     return codes, [name or "" for name in names]
 
 
@@ -338,47 +337,48 @@ def _values(joined: bytes, count: int) -> np.ndarray | None:
     return out if out.shape == (count,) else None
 
 
+# byte classes of a JSON number, and which class may follow which (a line break ends a number; a number
+# starts with a digit or a minus; a sign, a dot or an exponent is followed by a digit, the exponent also
+# by a sign; a digit by anything but a sign)
+SEP, ZERO, DIGIT, MINUS, PLUS, DOT, EXP, OTHER = range(8)
+_CLASS = np.full(256, OTHER, dtype=np.uint8)
+_CLASS[ord("\n")], _CLASS[ord("0")], _CLASS[ord("-")], _CLASS[ord("+")], _CLASS[ord(".")] = SEP, ZERO, MINUS, PLUS, DOT
+_CLASS[ord("1"):ord("9") + 1] = DIGIT
+_CLASS[ord("e")] = _CLASS[ord("E")] = EXP
+_FOLLOWS = np.zeros(64, dtype=bool)
+for _a, _bs in {SEP: (ZERO, DIGIT, MINUS), MINUS: (ZERO, DIGIT), PLUS: (ZERO, DIGIT), DOT: (ZERO, DIGIT),
+                EXP: (ZERO, DIGIT, MINUS, PLUS), ZERO: (ZERO, DIGIT, DOT, EXP, SEP),
+                DIGIT: (ZERO, DIGIT, DOT, EXP, SEP)}.items():
+    _FOLLOWS[[_a * 8 + _b for _b in _bs]] = True
+
+
 def json_numbers(joined: bytes) -> np.ndarray | None:
     """Per line, whether its number has a fraction or exponent, when every line is a JSON number
-    (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`, checked byte by byte against its neighbours and per
-    line); None when any line is not (a literal, or text that JSON would refuse)."""
-    x = np.frombuffer(joined, dtype=np.uint8)
-    sep = x == ord("\n")
-    digit = (x >= ord("0")) & (x <= ord("9"))
-    minus, plus, dot = x == ord("-"), x == ord("+"), x == ord(".")
-    exp = (x == ord("e")) | (x == ord("E"))
-    if not (sep | digit | minus | plus | dot | exp).all():
+    (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`); None when any line is not (a literal, or text that
+    JSON would refuse). Checked on byte classes: each pair of neighbours (`_FOLLOWS`), no leading zero, and
+    per line at most one dot and one exponent, the dot first."""
+    cls = _CLASS[np.frombuffer(b"\n" + joined + b"\n", dtype=np.uint8)]
+    if not _FOLLOWS[cls[:-1] * np.uint8(8) + cls[1:]].all():
         return None
-
-    def before(a: np.ndarray, edge: bool) -> np.ndarray:
-        return np.concatenate(([edge], a[:-1]))
-
-    def after(a: np.ndarray, edge: bool) -> np.ndarray:
-        return np.concatenate((a[1:], [edge]))
-
-    sign = before(minus, False) & before(before(sep, True), True)  # after the mantissa's minus
-    starts_int = digit & (before(sep, True) | sign)
-    bad = (minus & ~((before(sep, True) | before(exp, False)) & after(digit, False))
-           | plus & ~(before(exp, False) & after(digit, False))
-           | dot & ~(before(digit, False) & after(digit, False))
-           | exp & ~(before(digit, False) & (after(digit, False) | after(minus | plus, False)))
-           | starts_int & (x == ord("0")) & after(digit, False))  # no leading zero
-    if bad.any():
+    zero = np.flatnonzero(cls == ZERO)  # a leading zero: first digit of the integer part, a digit after it
+    starts = (cls[zero - 1] == SEP) | ((cls[zero - 1] == MINUS) & (cls[np.maximum(zero - 2, 0)] == SEP))
+    if (starts & ((cls[zero + 1] == ZERO) | (cls[zero + 1] == DIGIT))).any():
         return None
-    seps = np.flatnonzero(sep)
-    lines = len(seps) + 1
-    dot_line = np.searchsorted(seps, dot_pos := np.flatnonzero(dot))  # a byte's line: the separators before it
-    exp_line = np.searchsorted(seps, exp_pos := np.flatnonzero(exp))
-    dots, exps = np.bincount(dot_line, minlength=lines), np.bincount(exp_line, minlength=lines)
-    if (dots > 1).any() or (exps > 1).any():
-        return None
-    dot_at = np.full(lines, -1)
+    seps = np.flatnonzero(cls == SEP)[1:]  # the separator ending each line (the first is the one prepended)
+    dot_pos, exp_pos = np.flatnonzero(cls == DOT), np.flatnonzero(cls == EXP)
+    dot_line, exp_line = np.searchsorted(seps, dot_pos), np.searchsorted(seps, exp_pos)
+    if (np.diff(dot_line) == 0).any() or (np.diff(exp_line) == 0).any():
+        return None  # two dots or two exponents in one number
+    dot_at = np.full(len(seps), -1)
     dot_at[dot_line] = dot_pos
-    exp_at = np.full(lines, len(x))
+    exp_at = np.full(len(seps), len(cls))
     exp_at[exp_line] = exp_pos
     if (dot_at > exp_at).any():  # a fraction after the exponent
         return None
-    return (dots + exps) > 0
+    fraction = np.zeros(len(seps), dtype=bool)
+    fraction[dot_line] = True
+    fraction[exp_line] = True
+    return fraction
 
 
 def _arrow_floats(joined: bytes) -> np.ndarray:

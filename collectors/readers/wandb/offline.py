@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from collectors.extras import require
@@ -91,7 +92,7 @@ def list_launches(target: str) -> list[str]:
 
 
 class RecordReader:
-    """Yields the serialized records appended since the last call; stops at a partial chunk (still writing)."""
+    """The serialized records appended since the last `read()`; stops at a partial chunk (still writing)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -99,60 +100,89 @@ class RecordReader:
         self.pending = b""  # data of a FIRST/MIDDLE chunk waiting for its LAST
         self.error: str | None = None
 
-    def read(self):
+    def read(self) -> list[bytes]:
         if self.error:
-            return
+            return []
         try:
             f = self.path.open("rb")
         except OSError as e:
             self.error = f"cannot read ({e.strerror})"
-            return
+            return []
         with f:
             if self.offset == 0:
                 head = f.read(7)
                 if len(head) < 7:
-                    return
+                    return []
                 if head != HEADER:
                     self.error = "not a wandb run file of a known version (bad header)"
-                    return
+                    return []
                 self.offset = 7
             f.seek(self.offset)
             data = f.read()
-        pos, n = 0, len(data)
-        chunk, kind_crc = _CHUNK.unpack_from, _KIND_CRC
-        while True:
-            left = BLOCK - (self.offset + pos) % BLOCK
-            if left < 7:  # block trailer padding
-                if n - pos < left:
-                    break
-                pos += left
-                continue
-            if n - pos < 7:
-                break
-            crc, length, kind = chunk(data, pos)
-            if length == 0 and kind == 0 and crc == 0:  # zero fill at the end of a block
-                pos += left
-                continue
-            if n - pos < 7 + length:
-                break
-            body = data[pos + 7 : pos + 7 + length]
-            if zlib.crc32(body, kind_crc[kind]) != crc:
+        at, lengths, kinds, crcs, ends, stop = chunks(np.frombuffer(data, dtype=np.uint8), self.offset)
+        out: list[bytes] = []
+        kind_crc = _KIND_CRC
+        for pos, length, kind, crc, block_end in zip(at.tolist(), lengths.tolist(), kinds.tolist(), crcs.tolist(),
+                                                     ends.tolist(), strict=True):
+            end = pos + 7 + length
+            body = data[pos + 7:end]
+            if zlib.crc32(body, kind_crc[kind]) != crc or end > block_end:
                 self.error = f"corrupt chunk at byte {self.offset + pos} (CRC mismatch); later records skipped"
+                stop = pos
                 break
-            pos += 7 + length
             if kind == FULL:
-                yield body
+                out.append(body)
             elif kind == FIRST:
                 self.pending = body
             elif kind == MIDDLE:
                 self.pending += body
             elif kind == LAST:
-                yield self.pending + body
+                out.append(self.pending + body)
                 self.pending = b""
             else:
-                self.error = f"unknown chunk type {kind} at byte {self.offset + pos}; later records skipped"
+                self.error = f"unknown chunk type {kind} at byte {self.offset + end}; later records skipped"
+                stop = end
                 break
-        self.offset += pos
+        self.offset += stop
+        return out
+
+
+def chunks(arr: np.ndarray, offset: int) -> tuple[np.ndarray, ...]:
+    """The chunks of LevelDB-log framing in `arr` (the file's bytes from `offset`), walked for all 32 KiB
+    blocks at once, one chunk per block and round: (positions, data lengths, types, CRCs, their block's
+    end), in file order, and the position where reading stops (a partial chunk, or the end of the data).
+    A block ends at its end, at fewer than 7 bytes before it (padding) or at a zero-filled header; a chunk
+    that runs past its block's end is given with it (the caller refuses it)."""
+    n = len(arr)
+    first = BLOCK - offset % BLOCK
+    starts = np.concatenate(([0], np.arange(first, n, BLOCK))).astype(np.int64)
+    block_ends = np.where(starts == 0, first, starts + BLOCK)
+    pos, final = starts.copy(), block_ends.copy()
+    found: list[tuple[np.ndarray, ...]] = []
+    live = np.arange(len(starts))
+    while len(live):
+        p, e = pos[live], block_ends[live]
+        padding = e - p < 7
+        final[live[padding & (n - p < e - p)]] = p[padding & (n - p < e - p)]  # the data ends in the padding
+        cut = ~padding & (n - p < 7)
+        final[live[cut]] = p[cut]
+        live, p, e = live[~padding & ~cut], p[~padding & ~cut], e[~padding & ~cut]
+        crc = (arr[p].astype(np.int64) | arr[p + 1].astype(np.int64) << 8 | arr[p + 2].astype(np.int64) << 16
+               | arr[p + 3].astype(np.int64) << 24)
+        length = arr[p + 4].astype(np.int64) | arr[p + 5].astype(np.int64) << 8
+        kind = arr[p + 6].astype(np.int64)
+        zero = (length == 0) & (kind == 0) & (crc == 0)  # zero fill: the rest of the block is empty
+        partial = ~zero & (p + 7 + length > n)  # a writer mid-chunk
+        final[live[partial]] = p[partial]
+        chunk = ~zero & ~partial
+        found.append((p[chunk], length[chunk], kind[chunk], crc[chunk], e[chunk]))
+        pos[live[chunk]] = p[chunk] + 7 + length[chunk]
+        go_on = chunk & (p + 7 + length <= e)
+        live = live[go_on]
+    at, lengths, kinds, crcs, ends = (np.concatenate([f[i] for f in found]) if found else np.zeros(0, np.int64)
+                                      for i in range(5))
+    order = np.argsort(at, kind="stable")
+    return at[order], lengths[order], kinds[order], crcs[order], ends[order], int(final[-1])
 
 
 def _item_value(item) -> Any:
