@@ -14,7 +14,6 @@ what the per-record reader gives for the same record (tests/test_collectors_wand
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -122,28 +121,41 @@ def decode(raws: list[bytes], orders: np.ndarray, points: Points) -> np.ndarray:
     return take
 
 
-_HISTORY_HEAD = re.compile(rb"(?:\x08[\x80-\xff]{0,9}[\x00-\x7f])?\x12([\x80-\xff]{0,4}[\x00-\x7f])")
 _PAD = bytes(8 * 18)  # room past the end: a key's last 8-byte word, a walk's look at a byte after
 
 
 def _history_spans(raws: list[bytes]) -> tuple[bytes, np.ndarray, np.ndarray]:
     """The records joined (plus padding), and per record where its history's bytes begin and end in that
-    blob; -1 where the record is not `num` (field 1) then `history` (field 2) and nothing after it."""
-    begin, end, at = [], [], 0
-    for raw in raws:
-        m = _HISTORY_HEAD.match(raw)
-        if m is not None and m.end() + (_varint(h) if len(h := m.group(1)) > 1 else h[0]) == len(raw):
-            begin.append(at + m.end())
-            end.append(at + len(raw))
-        else:
-            begin.append(-1)
-            end.append(-1)
-        at += len(raw)
-    return b"".join(raws) + _PAD, np.array(begin, dtype=np.int64), np.array(end, dtype=np.int64)
+    blob; -1 where the record is not `num` (field 1, `08 varint`, optional) then `history` (field 2,
+    `12 varint(length)`) and nothing after it. Read for all records at once."""
+    sizes = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
+    blob = b"".join(raws) + _PAD
+    arr = np.frombuffer(blob, dtype=np.uint8)
+    start = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    end = start + sizes
+    at = start.copy()
+    has_num = arr[at] == 0x08
+    at[has_num] += 1 + _varint_len(arr, at[has_num] + 1)
+    length_at = np.minimum(at + 1, len(arr) - 8)
+    length_len = _varint_len(arr, length_at, limit=5)
+    length = np.zeros(len(raws), dtype=np.int64)
+    for k in range(5):  # the history's length, a varint of at most 5 bytes
+        byte = arr[length_at + k].astype(np.int64)
+        length |= np.where(k < length_len, (byte & 0x7F) << (7 * k), 0)
+    begin = length_at + length_len
+    ok = (arr[np.minimum(at, len(arr) - 1)] == 0x12) & (at < end) & (length_len > 0) & (begin + length == end)
+    return blob, np.where(ok, begin, -1), np.where(ok, end, -1)
 
 
-def _varint(data: bytes) -> int:
-    return sum((b & 0x7F) << (7 * i) for i, b in enumerate(data))
+def _varint_len(arr: np.ndarray, at: np.ndarray, limit: int = 10) -> np.ndarray:
+    """Bytes of the varint starting at each position (0 when none ends within `limit` bytes)."""
+    size = np.zeros(len(at), dtype=np.int64)
+    open_ = np.ones(len(at), dtype=bool)
+    for k in range(limit):
+        ends_here = open_ & (arr[np.minimum(at + k, len(arr) - 1)] < 0x80)
+        size[ends_here] = k + 1
+        open_ &= ~ends_here
+    return size
 
 
 def _walk(arr: np.ndarray, begin: np.ndarray, end: np.ndarray,
@@ -255,7 +267,7 @@ def _local_codes(arr: np.ndarray, key_at: np.ndarray, key_len: np.ndarray,
     for col in words:
         hashed = hashed * np.uint64(0x100000001B3) ^ col
     hashed ^= n.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    inverse, distinct = pd.factorize(hashed)  # numbered in order of first arrival
+    inverse = pd.factorize(hashed)[0]  # numbered in order of first arrival
     # the first item of each key: numbered by arrival, key c first shows where the running maximum reaches c
     first = np.flatnonzero(np.diff(np.maximum.accumulate(inverse), prepend=-1) > 0)
     if not all((col == col[first][inverse]).all() for col in [n, *words]):
@@ -308,6 +320,8 @@ def _repeated_key(rec: np.ndarray, local: np.ndarray, wanted: np.ndarray, n: int
     """Records in which a key appears twice (which value counts is the per-record reader's call)."""
     width = int(local.max()) + 2
     pair = rec[wanted] * width + local[wanted]
+    if n * width <= 1 << 24:  # a count per (record, key): one pass
+        return (np.bincount(pair, minlength=n * width).reshape(n, width) > 1).any(axis=1)
     uniq, count = np.unique(pair, return_counts=True)
     bad = np.zeros(n, dtype=bool)
     bad[uniq[count > 1] // width] = True
