@@ -1,10 +1,13 @@
 """Foreign readers vs the native Parquet reader vs TensorBoard's EventAccumulator on the same data.
 
     python benchmarks/bench_readers.py [--steps 100000] [--metrics 40] [--wandb-steps 100000]
+                                       [--baseline-tree DIR]
 
 Writes one synthetic run (steps x metrics, TRL-style `train/` keys) in each format with the real writers
 (RunWriter, TensorBoard's EventFileWriter, wandb offline, JSON lines, CSV), then times a fresh open of each
 (open + metrics frame) and a live refresh that picks up one appended step. Prints a Markdown table.
+`--baseline-tree DIR` (a folder holding an older `collectors/`, e.g. `git archive 5a1788c collectors | tar -x
+-C DIR`) also times that tree's TensorBoard and wandb readers on the same files, in a subprocess.
 """
 
 from __future__ import annotations
@@ -130,6 +133,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--per-tag-steps", type=int, default=10_000,
                     help="steps of the one-tag-per-event TensorBoard file (torch add_scalar style); 0 skips it")
+    ap.add_argument("--baseline-tree", type=Path, default=None,
+                    help="a folder holding an older collectors/ whose binary readers are timed beside today's")
     args = ap.parse_args(argv)
     from collectors import load_run
     from collectors.readers.tensorboard.logdir import TensorBoardRun
@@ -187,6 +192,19 @@ def main(argv=None) -> int:
     kept = len(ea.Scalars(cols[0]))
     _, ea_default = timed(lambda: accumulate(None), 1)
     kept_default = len(ea_default.Scalars(cols[0]))
+    t_ea_tag = None
+    if tag_steps:
+        ea_tag = EventAccumulator(str(tmp / "tb_per_tag"), size_guidance={"scalars": 0})
+        t_ea_tag, _ = timed(ea_tag.Reload, 1)
+    baseline = {}
+    if args.baseline_tree is not None:
+        targets = {"TensorBoard (`TensorBoardRun`)": ("tb", tmp / "tb"),
+                   "wandb offline (`WandbOfflineRun`)": ("wandb", wb)}
+        if tag_steps:
+            targets[f"TensorBoard, one tag per event, {tag_steps:,} steps (`TensorBoardRun`)"] = (
+                "tb", tmp / "tb_per_tag")
+        baseline = {label: baseline_open(args.baseline_tree, kind, path, args.repeats)
+                    for label, (kind, path) in targets.items() if path is not None}
 
     # live refresh: append one step to the growing sources and time the refresh that picks it up;
     # LIVE_STEPS appends each, median reported (one sample would be at the mercy of a GC pass)
@@ -221,12 +239,50 @@ def main(argv=None) -> int:
     print(f"| TensorBoard `EventAccumulator`, `size_guidance` scalars=0 | {t_ea * 1000:,.0f} ms | "
           f"{kept:,} per tag |")
     print(f"| TensorBoard `EventAccumulator`, default size_guidance | - | {kept_default:,} per tag |")
+    if t_ea_tag is not None:
+        print(f"| TensorBoard `EventAccumulator` scalars=0, one tag per event, {tag_steps:,} steps | "
+              f"{t_ea_tag * 1000:,.0f} ms | all |")
+    if baseline:
+        print(f"\n| reader | today | `{args.baseline_tree}` | before / today |\n|---|---|---|---|")
+        for label, t, _, _ in rows:
+            if label in baseline:
+                print(f"| {label} | {t * 1000:,.0f} ms | {baseline[label] * 1000:,.0f} ms | {baseline[label] / t:.1f}x |")
     print(f"\n| live refresh, one appended step (median of {LIVE_STEPS}) | time | rows read |\n|---|---|---|")
     for label, (t, n) in live.items():
         print(f"| {label} | {t * 1000:.2f} ms | {n:g} |")
     print_vs_library(rows, libs)
     text_live(tmp, cols, args.steps)
     return 0
+
+
+BASELINE_SCRIPT = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+kind, path, repeats = sys.argv[2], sys.argv[3], int(sys.argv[4])
+if kind == "tb":
+    try:
+        from collectors.readers.tensorboard.logdir import TensorBoardRun as Reader
+    except ImportError:
+        from collectors.readers.tensorboard import TensorBoardRun as Reader
+else:
+    try:
+        from collectors.readers.wandb.offline import WandbOfflineRun as Reader
+    except ImportError:
+        from collectors.readers.wandb_offline import WandbOfflineRun as Reader
+best = float("inf")
+for _ in range(repeats):
+    t = time.perf_counter()
+    Reader(path).metrics
+    best = min(best, time.perf_counter() - t)
+print(best)
+"""
+
+
+def baseline_open(tree: Path, kind: str, path: Path, repeats: int) -> float:
+    """Best fresh open (s) of `path` by the reader of the collectors/ in `tree`, in a subprocess."""
+    proc = subprocess.run([sys.executable, "-c", BASELINE_SCRIPT, str(tree.resolve()), kind, str(path),
+                           str(repeats)], capture_output=True, text=True, check=True)
+    return float(proc.stdout.split()[-1])
 
 
 def library_parses(tmp: Path, repeats: int) -> dict[str, tuple[str, float]]:
