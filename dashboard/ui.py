@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from collectors import RunError
@@ -76,12 +77,13 @@ def resolve_selected() -> list[tuple[str, Path]]:
     return out
 
 
-def _label(table, key: str) -> str:
-    row = table[table["key"] == key]
-    if not len(row):
-        return key
-    r = row.iloc[0]
-    return f"{STATUS_ICONS.get(r['status'], '')} {r['name']} · {r['status']} · {key}"
+def picker_labels(table: pd.DataFrame | None = None) -> dict[str, str]:
+    """Each discovered run's label in the pickers, by key: icon, name, status, key (of `table`, else of the
+    runs discovered now). A page that refreshes only part of itself compares these with the ones its picker
+    was drawn with to know when to redraw it."""
+    table = data.all_runs() if table is None else table
+    return {k: f"{STATUS_ICONS.get(s, '')} {n} · {s} · {k}"
+            for k, n, s in zip(table["key"], table["name"], table["status"], strict=True)}
 
 
 def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> list[tuple[str, Path]]:
@@ -93,14 +95,20 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         st.info("No runs found under the roots: " + ", ".join(str(r.path) for r in data.roots()))
         return []
     current = [k for k, _ in chosen]
-    fmt = lambda k: _label(table, k)
+    labels = picker_labels(table)
+    fmt = lambda k: labels.get(k, k)  # a key not (or no longer) discovered shows as itself
     if multi:
         picked = st.multiselect(label, options, default=current, format_func=fmt, key=f"pick_{label}")
         if picked != current:
             set_selected(picked)
     else:
-        index = options.index(current[0]) if current else 0
-        picked = [st.selectbox(label, options, index=index, format_func=fmt, key=f"pick_{label}")]
+        key, index = f"pick_{label}", options.index(current[0]) if current else 0
+        if current and st.session_state.get(key) == current[0]:  # not just changed by the user
+            # Set again: a box whose value did not change keeps, in the browser, the text it was first drawn
+            # with, so a run that stopped would still read "running" there. The session's value rules, so the
+            # default goes (beside a set value it only draws Streamlit's duplicate-default warning).
+            st.session_state[key], index = current[0], 0
+        picked = [st.selectbox(label, options, index=index, format_func=fmt, key=key)]
         if current[:1] != picked:
             set_selected(picked + [k for k in current if k != picked[0]])
     if len(picked) < min_runs:
@@ -142,8 +150,10 @@ def run_header(key: str, snap) -> None:
     beat = run.last_update
     st.caption(escape_md(f"{key} · source {run.meta.source} · {STATUS_ICONS.get(run.status, '')} {run.status} · "
                          f"last step {last} · updated {ago(beat)}"))
-    if run.meta.error:
-        st.code(run.meta.error, language="text")
+    # Why the run ended, shown here once for every page, whole: wrapped (a guard's reason names the step, the
+    # rule and the finding's title, longer than the column) and verbatim (an error's lines stay lines).
+    if reason := run.meta.error or ("stopped by the guard" if run.status == "stopped" else None):
+        st.code(reason, language="text", wrap_lines=True)
     if run.problems:
         with st.expander(f"{len(run.problems)} problem(s) reading this run"):
             st.code("\n".join(str(p) for p in run.problems), language="text")

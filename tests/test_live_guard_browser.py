@@ -1,11 +1,13 @@
 """The Live page's guard panel in a real browser (grpo-dash and headless Chromium, as in test_dashboard_browser.py):
 a run watched by grpo-train's guard (grpo_core.guard.TrainGuard writing findings.jsonl and run.json, as train()
-wires it) turns bad while the page is open; its findings, then its stop, appear in place without a reload."""
+wires it) turns bad while the page is open; its findings, then its stop, appear in place without a reload: the
+reason once and whole, and the run picker (outside the refreshing fragment) relabelled with the selection kept."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from dash_fixtures import step_metrics
@@ -38,7 +40,22 @@ def guard_panel(pg):
     return pg.get_by_test_id("stExpander").filter(has_text="while training")
 
 
+def picker_text(pg) -> str:
+    """What the Live page's run picker shows: the chosen run's label (icon, name, status, key), its box's text."""
+    return pg.get_by_test_id("stSelectbox").first.get_by_role("combobox").input_value()
+
+
+def wait_until(pg, check, timeout_s: float = 15.0) -> bool:
+    """Poll `check()` until it holds (the fragment refreshes every 2 s, the runs table every 2 s)."""
+    end = time.monotonic() + timeout_s
+    while not check() and time.monotonic() < end:
+        pg.wait_for_timeout(250)
+    return check()
+
+
 def test_guard_findings_then_the_stop_appear_in_place(server, root, page, browser):  # noqa: F811 - fixtures
+    with RunWriter(root / "other", name="other", handle_signals=False) as other:  # the run the page opens on
+        other.log_step(0, step_metrics(0, *HEALTHY))
     writer = RunWriter(root / "guarded", name="guarded", handle_signals=False, flush_every=1)
     said: list[str] = []
     guard = TrainGuard(stop_on="critical", every=5, budget=None, write=said.append, hold=2)
@@ -49,10 +66,14 @@ def test_guard_findings_then_the_stop_appear_in_place(server, root, page, browse
             writer.log_step(step, step_metrics(step, *HEALTHY))
             guard.on_step(step, step_metrics(step, *HEALTHY))
         time.sleep(2.5)  # the runs table caches discovery for 2 s
-        page.goto(server + "/live?run=root/guarded")
+        page.goto(server + "/live?run=root/other")
         wait_rendered(page, "Live")
-        page.get_by_test_id("stMetric").filter(has_text="last step").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        # the user picks the guarded run: the selection to keep when its status changes
+        page.get_by_test_id("stSelectbox").first.get_by_role("button").click()
+        page.get_by_role("option").filter(has_text="root/guarded").click()
+        assert wait_until(page, lambda: live_step(page) == step), live_step(page)
         assert guard_panel(page).count() == 0 and not read_findings(writer.path)  # healthy: nothing to show
+        assert picker_text(page) == "🟢 guarded · running · root/guarded"
         loads = []
         page.on("load", lambda _: loads.append(1))
 
@@ -82,15 +103,22 @@ def test_guard_findings_then_the_stop_appear_in_place(server, root, page, browse
         guard.end()
         writer.close("stopped" if reason else "finished", reason)
 
-    # stopped: the status and the reason in an error box, in place
+    # stopped: the status in place, and the reason once, whole, in the run header's code block, nowhere else
     status = page.get_by_test_id("stMetric").filter(has_text="status").first
-    end = time.monotonic() + 15  # the fragment refreshes every 2 s
-    while time.monotonic() < end and "stopped" not in status.inner_text():
-        page.wait_for_timeout(250)
-    assert "stopped" in status.inner_text()
-    alert = page.get_by_test_id("stAlertContentError").filter(has_text="stopped by the guard").first
-    alert.wait_for(timeout=RENDER_TIMEOUT_MS)
-    assert reason in alert.inner_text()
+    assert wait_until(page, lambda: "stopped" in status.inner_text()), status.inner_text()
+    shown = page.get_by_test_id("stCode").filter(has_text=reason)
+    shown.first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    assert shown.count() == 1 and page.inner_text("body").count(reason) == 1, page.inner_text("body")
+    assert page.get_by_test_id("stAlertContentError").filter(has_text="stopped by the guard").count() == 0
+    # the picker, drawn outside the fragment, follows the run; the run stays selected (page and URL)
+    assert wait_until(page, lambda: picker_text(page) == "🛑 guarded · stopped · root/guarded"), picker_text(page)
+    assert parse_qs(urlparse(page.url).query)["run"][0] == "root/guarded"
+    assert live_step(page) == step and "stopped" in status.inner_text()
+    # a window narrower than the reason's one line: the block wraps it instead of cutting it off
+    page.set_viewport_size({"width": 800, "height": 1000})
+    block = shown.first.locator("pre").first
+    assert wait_until(page, lambda: block.evaluate("e => e.scrollWidth <= e.clientWidth"), 5.0), \
+        block.evaluate("e => [e.scrollWidth, e.clientWidth]")
     screenshot(page, "live_guard_stopped")
     assert not loads, "the page reloaded; the fragment should have refreshed it in place"
     assert any("stopping the run" in s for s in said)

@@ -1,5 +1,7 @@
 """Live: a running run refreshing itself (a fragment re-run every few seconds that reads only new parts),
-how long ago it last updated, a pause switch, and findings as they appear."""
+how long ago it last updated, a pause switch, and findings as they appear. The run picker lies outside the
+fragment; when a run's status changes (it stops, finishes, goes stale) or a run appears, the fragment reruns
+the whole page so the picker's labels follow, keeping the selection (it lives in the session and the URL)."""
 
 import streamlit as st
 
@@ -9,6 +11,7 @@ from dashboard.diagnosis.guard.guard import read_findings
 from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md, guard_event_line
 
 st.title("Live")
+labelled = ui.picker_labels()  # what the picker below shows (read before it: a later change reruns, none is missed)
 picked = ui.pick_runs("Run", multi=False)
 if not picked:
     st.stop()
@@ -21,6 +24,8 @@ every = c2.select_slider("Refresh every (s)", [1, 2, 5, 10, 30], value=2)
 
 @st.fragment(run_every=None if paused else every)
 def live_view() -> None:
+    if ui.picker_labels() != labelled:
+        st.rerun()  # the whole page, not a reload: the picker outside this fragment is drawn anew
     snap = ui.open_snapshot(key, path)
     if snap is None:
         return
@@ -41,8 +46,6 @@ def live_view() -> None:
         st.caption(escape_md(hint))
     if run.status == "stale":
         st.warning("The writer stopped sending heartbeats: this run is stale, not running.")
-    if run.status == "stopped":
-        st.error(escape_md(run.meta.error or "stopped by the guard"))
     if events := read_findings(run.path):  # what the guard found while the run trained (findings.jsonl)
         with st.expander(f"Guard: {len(events)} event(s) while training", expanded=run.status == "stopped"):
             for e in events:
