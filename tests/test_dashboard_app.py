@@ -564,3 +564,64 @@ def test_engine_failure_is_reported_not_raised(page, monkeypatch):
         assert any(said in e.value for e in at.error)
     if page in ("checklist", "live"):
         assert at.get("plotly_chart")
+
+
+# -- a stopped run: its reason once, whole; the Live picker's label follows the run --------------
+
+GUARD_REASON = ("stopped by the guard after step 5: critical finding zero_variance_groups: "
+                "Zero-variance groups dominate (mostly all-fail)")
+
+
+@pytest.fixture
+def guard_root(tmp_path, monkeypatch) -> Path:
+    """Two runs ended by the guard: `stopped` with its reason in run.json, `unsaid` with none recorded."""
+    for name, reason in (("stopped", GUARD_REASON), ("unsaid", None)):
+        w = RunWriter(tmp_path / name, name=name, handle_signals=False)
+        for i in range(6):
+            w.log_step(i, {"reward/mean": 0.0})
+        w.close("stopped", reason)
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize("page", ["checklist", "diagnosis", "samples", "config", "live"])
+def test_stop_reason_shown_once_whole_in_the_header(guard_root, page):
+    at = open_page(page, [f"{guard_root.name}/stopped"])
+    blocks = [c for c in at.code if GUARD_REASON in c.value]
+    assert len(blocks) == 1 and blocks[0].value == GUARD_REASON
+    assert blocks[0].proto.wrap_lines  # wrapped, not cut off at the column's edge
+    said = [e.value for kind in ("error", "warning", "info", "markdown", "caption") for e in getattr(at, kind)]
+    assert not any("stopped by the guard" in s for s in said), said  # no second copy beside the block
+
+
+def test_stopped_run_without_a_recorded_reason_says_the_guard_stopped_it(guard_root):
+    at = open_page("live", [f"{guard_root.name}/unsaid"])
+    assert [c.value for c in at.code if "guard" in c.value] == ["stopped by the guard"]
+    assert at.metric[0].value == "🛑 stopped"
+
+
+def test_live_picker_label_follows_the_run_and_keeps_the_pick(tmp_path, monkeypatch):
+    """AppTest reruns the whole script (in the browser the fragment asks for that rerun): the picked run's
+    label goes from running to stopped, and a run the user picked stays picked across the change."""
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    with RunWriter(tmp_path / "done", name="done", handle_signals=False) as done:
+        done.log_step(0, {"reward/mean": 0.5})
+    w = RunWriter(tmp_path / "live", name="live", handle_signals=False, flush_every=1)
+    key, other = f"{tmp_path.name}/live", f"{tmp_path.name}/done"
+    try:
+        w.log_step(0, {"reward/mean": 0.0})
+        at = open_page("live", [other])
+        picker = at.selectbox[0]
+        assert picker.value == other and f"🟢 live · running · {key}" in picker.options
+        picker.select(key).run()  # the user picks the running run
+        assert not at.exception and at.selectbox[0].value == key
+        assert at.query_params["run"][0] == key
+    finally:
+        w.close("stopped", GUARD_REASON)
+    data.clear_caches()  # the runs table is cached for 2 s
+    at.run()
+    assert not at.exception
+    picker = at.selectbox[0]
+    assert picker.value == key and at.metric[0].value == "🛑 stopped"
+    assert f"🛑 live · stopped · {key}" in picker.options and f"🟢 live · running · {key}" not in picker.options
+    assert picker.proto.raw_value == f"🛑 live · stopped · {key}"  # sent to the browser's box as its new text
