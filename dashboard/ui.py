@@ -97,16 +97,21 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
     current = [k for k, _ in chosen]
     labels = picker_labels(table)
     fmt = lambda k: labels.get(k, k)  # a key not (or no longer) discovered shows as itself
+    # Set again what the picker holds unless the user just changed it: a widget whose value did not change
+    # keeps, in the browser, the text it was first drawn with, so a run that stopped would still read
+    # "running" there. The session's value rules, so the default goes (beside a set value it only draws
+    # Streamlit's duplicate-default warning).
+    key = f"pick_{label}"
     if multi:
-        picked = st.multiselect(label, options, default=current, format_func=fmt, key=f"pick_{label}")
+        default = current
+        if current and st.session_state.get(key) == current:
+            st.session_state[key], default = current, None
+        picked = st.multiselect(label, options, default=default, format_func=fmt, key=key)
         if picked != current:
             set_selected(picked)
     else:
-        key, index = f"pick_{label}", options.index(current[0]) if current else 0
-        if current and st.session_state.get(key) == current[0]:  # not just changed by the user
-            # Set again: a box whose value did not change keeps, in the browser, the text it was first drawn
-            # with, so a run that stopped would still read "running" there. The session's value rules, so the
-            # default goes (beside a set value it only draws Streamlit's duplicate-default warning).
+        index = options.index(current[0]) if current else 0
+        if current and st.session_state.get(key) == current[0]:
             st.session_state[key], index = current[0], 0
         picked = [st.selectbox(label, options, index=index, format_func=fmt, key=key)]
         if current[:1] != picked:

@@ -625,3 +625,24 @@ def test_live_picker_label_follows_the_run_and_keeps_the_pick(tmp_path, monkeypa
     assert picker.value == key and at.metric[0].value == "🛑 stopped"
     assert f"🛑 live · stopped · {key}" in picker.options and f"🟢 live · running · {key}" not in picker.options
     assert picker.proto.raw_value == f"🛑 live · stopped · {key}"  # sent to the browser's box as its new text
+
+
+def test_runs_page_picker_relabels_a_run_that_stopped(tmp_path, monkeypatch):
+    """The multi-run picker too: after a rerun its chips carry the new status, and the user's own change wins."""
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    w = RunWriter(tmp_path / "live", name="live", handle_signals=False, flush_every=1)
+    key = f"{tmp_path.name}/live"
+    try:
+        w.log_step(0, {"reward/mean": 0.0})
+        at = open_page(None, [key])
+        assert at.multiselect(key="pick_Open runs").value == [key]
+    finally:
+        w.close("stopped", GUARD_REASON)
+    data.clear_caches()  # the runs table is cached for 2 s
+    at.run()
+    picker = at.multiselect(key="pick_Open runs")
+    assert not at.exception and picker.value == [key]
+    assert list(picker.proto.raw_values) == [f"🛑 live · stopped · {key}"]  # the chip's new text, sent
+    picker.unselect(key).run()
+    assert not at.exception and at.multiselect(key="pick_Open runs").value == []
+    assert any(i.value == "Pick a run to open it." for i in at.info)
