@@ -119,28 +119,50 @@ def pivot(points: Points, column: Callable[[str], str | None] = column_of) -> pd
     columns = list(dict.fromkeys(n for n in names if n is not None))
     col_of_code = np.array([columns.index(n) if n is not None else -1 for n in names], dtype=np.int64)
     cols = col_of_code[codes]
-    logged_nan = np.isnan(values)
-    if points.nulls:
-        logged_nan[points.nulls] = False
     known = cols >= 0
-    steps, cols, values, orders, logged_nan = (x[known] for x in (steps, cols, values, orders, logged_nan))
-    if not len(steps):
+    at = None if known.all() else np.flatnonzero(known)  # the points of kept tags (None: all of them)
+    if at is not None and not len(at):
         return pd.DataFrame()
-    uniq, row = np.unique(steps, return_inverse=True)
-    key = row * len(columns) + cols
-    by_key = np.lexsort((orders, key))  # each (step, column) together, its writes in record order
-    sorted_key = key[by_key]
-    keep = by_key[np.append(sorted_key[1:] != sorted_key[:-1], True)]  # the last write of each
-    table = np.full((len(uniq), len(columns)), np.nan)
-    table[row[keep], cols[keep]] = values[keep]
-    frame = pd.DataFrame(table, columns=columns)
+    uniq, row = _rows(steps if at is None else steps[at])
+    key = row * len(columns) + (cols if at is None else cols[at])
+    keep = _last_writes(key, lambda: orders if at is None else orders[at], len(uniq) * len(columns))
+    if keep is not None:
+        key, at = key[keep], keep if at is None else at[keep]
+    taken = values if at is None else values[at]  # the value of each cell written, in `key` order
+    table = np.full(len(uniq) * len(columns), np.nan)
+    table[key] = taken
+    frame = pd.DataFrame(table.reshape(len(uniq), len(columns)), columns=columns)
     frame.insert(0, "step", uniq)
-    nan = keep[logged_nan[keep]]
+    nan = np.isnan(taken)  # a logged NaN, unless the point was a null (not measured)
+    if points.nulls:
+        null = np.zeros(len(values), dtype=bool)
+        null[points.nulls] = True
+        nan &= ~(null if at is None else null[at])
     nan_at: dict[str, list[int]] = {}
-    for c, s in zip(cols[nan].tolist(), steps[nan].tolist(), strict=True):
-        nan_at.setdefault(columns[c], []).append(s)
+    for k in np.sort(key[nan]).tolist():  # by step, then column
+        nan_at.setdefault(columns[k % len(columns)], []).append(int(uniq[k // len(columns)]))
     frame.attrs[NAN_AT] = nan_at
     return frame
+
+
+def _rows(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct steps sorted, each point's row among them); hashed, so O(points) plus a sort of the
+    distinct steps (np.unique sorts every point)."""
+    codes, distinct = pd.factorize(steps)
+    order = np.argsort(distinct, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return np.asarray(distinct)[order], rank[codes]
+
+
+def _last_writes(key: np.ndarray, orders: Callable[[], np.ndarray], cells: int) -> np.ndarray | None:
+    """Which points to keep: the last write (highest order) of each key; None when that is every point
+    (the common case: each step logs each tag once), found with one count instead of a sort."""
+    if cells <= 1 << 26 and np.bincount(key, minlength=cells).max(initial=0) <= 1:
+        return None
+    by_key = np.lexsort((orders(), key))  # each (step, column) together, its writes in record order
+    sorted_key = key[by_key]
+    return by_key[np.append(sorted_key[1:] != sorted_key[:-1], True)]  # the last write of each
 
 
 def fill_known(frame: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
