@@ -161,7 +161,7 @@ def run_header(key: str, snap) -> None:
         st.code(reason, language="text", wrap_lines=True)
     if run.problems:
         with st.expander(f"{len(run.problems)} problem(s) reading this run"):
-            st.code("\n".join(str(p) for p in run.problems), language="text")
+            st.code("\n".join(str(p) for p in run.problems), language="text", wrap_lines=True)  # long notes wrap
 
 
 PAGE_FILES = {"checklist": "views/checklist.py", "samples": "views/samples.py", "config": "views/config.py",

@@ -32,7 +32,7 @@ def live_view() -> None:
     ui.run_header(key, snap)  # inside the fragment so "updated ... ago" and read problems stay current
     run, frame = snap.run, snap.metrics
     last = int(frame["step"].iloc[-1]) if len(frame) else None
-    m1, m2, m3, m4 = st.columns(4)
+    m1, m2, m3, m4 = st.columns([1.4, 1, 1, 1])  # the status word ("finished", "stopped") needs the room
     m1.metric("status", f"{STATUS_ICONS.get(run.status, '')} {run.status}")
     # The open run is shared by every session, so count new rows against what this session last showed.
     seen_key = f"live_rows_{key}"
