@@ -1,10 +1,11 @@
-"""wandb history records decoded all at once with numpy: Python work per record, none per value.
+"""wandb history records decoded together with numpy: Python work per batch of records, none per value.
 
-A history record's items, as wandb-core writes them for `run.log({name: number})`, are each
-`0a|12 KL key 82 01 VL value_json`: the key (field 1, or a one-part `nested_key`, field 2), then the JSON
-text of the value (field 16), lengths under 128. A light protobuf class reads each record's items as raw
-bytes (one C call per record); the items of all records are joined and their layout checked, keys cut and
-values gathered into one JSON array with numpy masks, and the array is decoded by one `json.loads`.
+A history record is `08 num 12 L history`; its items, as wandb-core writes them for `run.log({name:
+number})`, are each `0a L 0a|12 KL key 82 01 VL value_json` (the key, field 1, or a one-part `nested_key`,
+field 2, then the value's JSON text, field 16; lengths under 128), then `History.step`. For a batch of
+records joined in one buffer, the headers are read and the items walked for all records per round, the
+layouts checked, keys compared as 8-byte words, and the value texts joined one per line and parsed at
+once (pyarrow's float parser when all are plain JSON numbers, else one `json.loads`).
 
 A record is left to the per-record reader (`fallback`) when any of its items has another layout (media,
 nested dicts, a key of several parts), any value is a string, dict, list or null, a key repeats, its step is
@@ -15,40 +16,17 @@ what the per-record reader gives for the same record (tests/test_collectors_wand
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 from collectors.readers.columnar import Points
-from collectors.readers.wandb.history import HISTORY_FIELD, STEP_KEYS
+from collectors.readers.wandb.history import STEP_KEYS
 
 _KEY_FIELDS = np.array([0x0A, 0x12], dtype=np.uint8)  # HistoryItem.key, HistoryItem.nested_key
 _NOT_PLAIN = np.array([ord('"'), ord("{"), ord("[")], dtype=np.uint8)  # strings, dicts, lists
 BATCH = 2048  # history records decoded together
 _EXACT = 2.0**53  # a step beyond this is not exact as a float: the per-record reader takes it
-
-
-@lru_cache(maxsize=1)
-def item_bytes_class() -> type:
-    """A protobuf class reading a wandb `Record` as `.history.item` (each item's serialized bytes) and
-    `.history.step.num`, numbered as in wandb_internal.proto; every other field is kept as unknown."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-    f = descriptor_pb2.FieldDescriptorProto
-    proto = descriptor_pb2.FileDescriptorProto(name="grposcope_wandb_items.proto", package="grposcope_items",
-                                               syntax="proto3")
-    proto.message_type.add(name="Step").field.add(name="num", number=1, type=f.TYPE_INT64, label=f.LABEL_OPTIONAL)
-    history = proto.message_type.add(name="History")
-    history.field.add(name="item", number=1, type=f.TYPE_BYTES, label=f.LABEL_REPEATED)
-    history.field.add(name="step", number=2, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
-                      type_name=".grposcope_items.Step")
-    record = proto.message_type.add(name="Record")
-    record.field.add(name="history", number=HISTORY_FIELD, type=f.TYPE_MESSAGE, label=f.LABEL_OPTIONAL,
-                     type_name=".grposcope_items.History")
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("grposcope_items.Record"))
 
 
 class BulkHistory:
