@@ -165,6 +165,19 @@ def _last_writes(key: np.ndarray, orders: Callable[[], np.ndarray], cells: int) 
     return by_key[np.append(sorted_key[1:] != sorted_key[:-1], True)]  # the last write of each
 
 
+def new_chunk(points: Points, known: pd.DataFrame, seq: int,
+              column: Callable[[str], str | None] = column_of) -> tuple[list[pd.DataFrame], int]:
+    """What a binary reader's refresh returns for the points it read: ([their rows, completed with the
+    known table's values of the same steps and numbered from `seq` in `_seq`], the next seq); [] without
+    rows."""
+    frame = pivot(points, column)
+    if not len(frame):
+        return [], seq
+    frame = fill_known(frame, known)
+    frame["_seq"] = range(seq, seq + len(frame))
+    return [frame], seq + len(frame)
+
+
 def fill_known(frame: pd.DataFrame, known: pd.DataFrame) -> pd.DataFrame:
     """Complete the new rows of steps already in `known` (the run's table, sorted by step) with the values
     there: the table replaces whole rows, and a step's tags may arrive over two refreshes. A NaN logged now

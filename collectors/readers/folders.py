@@ -62,6 +62,19 @@ def file_runs(detect_file: Callable[[str], bool], suffixes: tuple[str, ...]) -> 
 CONFIG_GLOBS = ("config*.yaml", "config*.yml", "config*.json")
 
 
+def head_of(target: str, suffixes: tuple[str, ...], size: int) -> bytes | None:
+    """The first `size` bytes of a regular file named with one of `suffixes`; None for anything else or a
+    file that cannot be read (what a text log's `detect` looks at)."""
+    p = Path(target)
+    if not (p.is_file() and p.suffix in suffixes):
+        return None
+    try:
+        with p.open("rb") as f:
+            return f.read(size)
+    except OSError:
+        return None
+
+
 def side_config(log: Path) -> tuple[dict, str | None, str | None]:
     """(flat config, the file it came from, what was wrong) from a `config*.yaml|yml|json` beside a log file.
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from collectors.extras import require
 from collectors.readers.columnar import WALL, Points
+from collectors.readers.protowire import varint as _varint
 
 # transformers' TensorBoardCallback writes TrainingArguments (TRL: the GRPOConfig) as JSON text under "args"
 CONFIG_TAGS = ("args/text_summary", "args")
@@ -182,17 +183,6 @@ def _layout(payload: bytes, summary: Any) -> tuple[list[str], np.ndarray] | None
     if not np.array_equal(found, np.array([v.simple_value for v in values], dtype="<f4"), equal_nan=True):
         return None
     return tags, np.array(offsets, dtype=np.int64)
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        result |= (byte & 0x7F) << shift
-        pos += 1
-        if byte < 0x80:
-            return result, pos
-        shift += 7
 
 
 def _decode_one(raw: bytes, order: int, out: Points) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from collectors.meta import RunError, RunMeta, flatten_config
-from collectors.readers.columnar import Points, fill_known, pivot
+from collectors.readers.columnar import Points, new_chunk
 from collectors.readers.launches import FileStart, Launch, group_launches
 from collectors.readers.tensorboard.events import decode
 from collectors.readers.tensorboard.tfrecord import RecordReader
@@ -165,13 +165,8 @@ class TensorBoardRun(Run):
         self._note_grouping(files)
         for tag, text in points.texts:
             self._config(tag, text)
-        frame = pivot(points)
-        if not len(frame):
-            return []
-        frame = fill_known(frame, self._table.frame())
-        frame["_seq"] = range(self._seq, self._seq + len(frame))
-        self._seq += len(frame)
-        return [frame]
+        chunks, self._seq = new_chunk(points, self._table.frame(), self._seq)
+        return chunks
 
     def _my_files(self, files: list[Path]) -> list[Path]:
         """The files of this run's launch. A folder opened without a launch id holds one launch (else

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from collectors.meta import RunMeta
-from collectors.readers.folders import file_runs
+from collectors.readers.folders import file_runs, head_of
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
 from collectors.run import Problem
@@ -49,14 +49,9 @@ def pairs(line: str) -> list[tuple[str, str]]:
 
 
 def detect(target: str) -> bool:
-    p = Path(target)
-    if not (p.is_file() and p.suffix in SUFFIXES):
+    if (raw := head_of(target, SUFFIXES, DETECT_BYTES)) is None:
         return False
-    try:
-        with p.open("rb") as f:
-            head = f.read(DETECT_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return False
+    head = raw.decode("utf-8", "replace")
     if _VERL_RE.search(head):
         return False
     keys = []

@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from collectors.meta import RunMeta
-from collectors.readers.folders import file_runs
+from collectors.readers.folders import file_runs, head_of
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
@@ -49,13 +49,7 @@ _TRAIN_KEYS = ("loss", "reward", "learning_rate", "grad_norm", "kl", "completion
 
 def detect(target: str) -> bool:
     """A text log holding at least one Trainer log dict (a dict line with a known training key)."""
-    p = Path(target)
-    if not (p.is_file() and p.suffix in SUFFIXES):
-        return False
-    try:
-        with p.open("rb") as f:
-            head = f.read(DETECT_BYTES)
-    except OSError:
+    if (head := head_of(target, SUFFIXES, DETECT_BYTES)) is None:
         return False
     for m in re.finditer(rb"(?:^|[\r\n])(\{'[^\r\n]*\})", head):
         if any(f"'{k}': ".encode() in m[1] for k in (*_TRAIN_KEYS, *TRAINER_SUMMARY_KEYS)):

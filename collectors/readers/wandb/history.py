@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from collectors.readers.columnar import WALL, Points
+from collectors.readers.protowire import varint as _varint
 from collectors.readers.keymap import family_name
 
 # TRL/OpenRLHF log their trainer step as train/global_step (OpenRLHF's eval rows: eval/global_step); else _step
@@ -180,17 +181,6 @@ def record_type(raw: bytes, oneof_numbers: frozenset[int]) -> int | None:
     except IndexError:
         return None
     return None
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        result |= (byte & 0x7F) << shift
-        pos += 1
-        if byte < 0x80:
-            return result, pos
-        shift += 7
 
 
 def column(key: str) -> str | None:

@@ -30,7 +30,7 @@ import pandas as pd
 
 from collectors.extras import require
 from collectors.meta import RunError, RunMeta, flatten_config
-from collectors.readers.columnar import Points, fill_known, pivot
+from collectors.readers.columnar import Points, new_chunk
 from collectors.readers.keymap import map_row
 from collectors.readers.wandb.bulk import BulkHistory
 from collectors.readers.wandb.history import (
@@ -340,13 +340,8 @@ class WandbOfflineRun(Run):
             self._note(Problem(f.name, self._reader.error))
         if not self._history_seen:
             return self._console_rows(f)
-        frame = pivot(points, column)
-        if not len(frame):
-            return []
-        frame = fill_known(frame, self._table.frame())
-        frame["_seq"] = range(self._seq, self._seq + len(frame))
-        self._seq += len(frame)
-        return [frame]
+        chunks, self._seq = new_chunk(points, self._table.frame(), self._seq, column)
+        return chunks
 
     def _console_rows(self, f: Path) -> list[pd.DataFrame]:
         """The rows of files/output.log, for a run whose .wandb holds no history; only those at or after the
