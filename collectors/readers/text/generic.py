@@ -27,7 +27,7 @@ from collectors.meta import RunError, RunMeta
 from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.text.linetail import LineTail
-from collectors.readers.text.rows import TextRun
+from collectors.readers.text.rows import TextRun, json_lines
 from collectors.run import Problem
 from collectors.sources import register_source
 
@@ -182,14 +182,7 @@ class GenericRun(TextRun):
         except (pa.ArrowException, UnicodeDecodeError):  # text that is no UTF-8 fails on access
             pass  # a broken line or a column changing type: read line by line to name what is wrong
         rows, lines = [], []
-        for no, raw in enumerate(block.split(b"\n"), first):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw.decode("utf-8"))  # strict: json would let an encoded surrogate through
-            except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python recurses
-                self._note(Problem(self.path.name, f"line {no}: not JSON ({getattr(e, 'msg', e)}); skipped"))
-                continue
+        for no, obj in json_lines(block, first, self._bad_line):
             if not isinstance(obj, dict):
                 self._note(Problem(self.path.name, f"line {no}: not a JSON object; skipped"))
                 continue
@@ -197,6 +190,9 @@ class GenericRun(TextRun):
             lines.append(no)
         frame, nans = records(rows)
         return frame, nans, np.asarray(lines, dtype=np.int64)
+
+    def _bad_line(self, no: int, why: str) -> None:
+        self._note(Problem(self.path.name, f"line {no}: {why}; skipped"))
 
     def _read_json_list(self) -> list[pd.DataFrame]:
         st = self.path.stat()

@@ -12,9 +12,11 @@ vectorised passes.
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +43,19 @@ PLACEHOLDER_ZERO = frozenset({
 })
 _KEEP = ("step", "wall_time", "_seq")
 _CONSTANT = "the same value on every row"
+
+
+def json_lines(block: bytes, first: int, note: Callable[[int, str], None]) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of each non-blank line of a JSON-lines block whose first line is `first`;
+    a line that is no JSON is told to `note(line, why)` and skipped (a line read one at a time: the
+    fallback of the block parsers, which name what is wrong)."""
+    for no, raw in enumerate(block.split(b"\n"), first):
+        if not raw.strip():
+            continue
+        try:
+            yield no, json.loads(raw.decode("utf-8"))  # strict: json would let an encoded surrogate through
+        except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python recurses
+            note(no, f"not JSON ({getattr(e, 'msg', e)})")
 
 
 def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:

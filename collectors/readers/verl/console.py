@@ -32,7 +32,7 @@ from collectors.readers.folders import by_file_state
 from collectors.readers.keymap import unscale
 from collectors.readers.text.generic import arrow_columns
 from collectors.readers.text.linetail import LineTail
-from collectors.readers.text.rows import TextRun
+from collectors.readers.text.rows import TextRun, json_lines
 from collectors.readers.verl.config import read_config
 from collectors.run import Problem
 from collectors.schema import SAMPLES
@@ -207,14 +207,7 @@ class VerlRun(TextRun):
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):  # a key that is no UTF-8 fails on its name
             pass  # a broken line, a value changing type: line by line below
         rows, lines = [], []
-        for no, raw in enumerate(block.split(b"\n"), first):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw.decode("utf-8"))  # strict: json would let an encoded surrogate through
-            except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python recurses
-                self._note(Problem(path.name, f"line {no}: not JSON ({getattr(e, 'msg', e)}); skipped"))
-                continue
+        for no, obj in json_lines(block, first, lambda no, why: self._note(Problem(path.name, f"line {no}: {why}; skipped"))):
             if not isinstance(obj, dict) or not isinstance(obj.get("step"), int) or not isinstance(obj.get("data"), dict):
                 self._note(Problem(path.name, f"line {no}: expected {{\"step\": int, \"data\": {{...}}}}; skipped"))
                 continue
