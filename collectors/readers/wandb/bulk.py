@@ -349,33 +349,26 @@ for _a, _bs in {SEP: (ZERO, DIGIT, MINUS), MINUS: (ZERO, DIGIT), PLUS: (ZERO, DI
     _FOLLOWS[[_a * 8 + _b for _b in _bs]] = True
 
 
+_TWICE = np.array([DOT * 8 + DOT, EXP * 8 + EXP, EXP * 8 + DOT], dtype=np.uint8)
+
+
 def json_numbers(joined: bytes) -> np.ndarray | None:
     """Per line, whether its number has a fraction or exponent, when every line is a JSON number
     (`-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`); None when any line is not (a literal, or text that
     JSON would refuse). Checked on byte classes: each pair of neighbours (`_FOLLOWS`), no leading zero, and
-    per line at most one dot and one exponent, the dot first."""
+    in the sequence of separators, dots and exponents no dot or exponent twice in a line, nor a dot after
+    the exponent."""
     cls = _CLASS[np.frombuffer(b"\n" + joined + b"\n", dtype=np.uint8)]
     if not _FOLLOWS[cls[:-1] * np.uint8(8) + cls[1:]].all():
         return None
-    zero = np.flatnonzero(cls == ZERO)  # a leading zero: first digit of the integer part, a digit after it
-    starts = (cls[zero - 1] == SEP) | ((cls[zero - 1] == MINUS) & (cls[np.maximum(zero - 2, 0)] == SEP))
-    if (starts & ((cls[zero + 1] == ZERO) | (cls[zero + 1] == DIGIT))).any():
+    digit_next = (cls[2:] == ZERO) | (cls[2:] == DIGIT)
+    zero = np.flatnonzero((cls[1:-1] == ZERO) & digit_next) + 1  # a 0 followed by a digit: a leading zero?
+    if ((cls[zero - 1] == SEP) | ((cls[zero - 1] == MINUS) & (cls[np.maximum(zero - 2, 0)] == SEP))).any():
         return None
-    seps = np.flatnonzero(cls == SEP)[1:]  # the separator ending each line (the first is the one prepended)
-    dot_pos, exp_pos = np.flatnonzero(cls == DOT), np.flatnonzero(cls == EXP)
-    dot_line, exp_line = np.searchsorted(seps, dot_pos), np.searchsorted(seps, exp_pos)
-    if (np.diff(dot_line) == 0).any() or (np.diff(exp_line) == 0).any():
-        return None  # two dots or two exponents in one number
-    dot_at = np.full(len(seps), -1)
-    dot_at[dot_line] = dot_pos
-    exp_at = np.full(len(seps), len(cls))
-    exp_at[exp_line] = exp_pos
-    if (dot_at > exp_at).any():  # a fraction after the exponent
+    marks = cls[(cls == SEP) | (cls == DOT) | (cls == EXP)]
+    if np.isin(marks[:-1] * np.uint8(8) + marks[1:], _TWICE).any():
         return None
-    fraction = np.zeros(len(seps), dtype=bool)
-    fraction[dot_line] = True
-    fraction[exp_line] = True
-    return fraction
+    return np.diff(np.flatnonzero(marks == SEP)) > 1  # a line with a dot or an exponent
 
 
 def _arrow_floats(joined: bytes) -> np.ndarray:
