@@ -650,3 +650,15 @@ def test_zero_variance_examples_show_a_text_that_is_there_never_nan():
 
     assert zero_variance_examples(D(), step=3) == [{"step": 3, "group": 0, "reward": 0.0, "responses": 2,
                                                     "prompt": "2+2=", "completion": "5"}]
+
+
+def test_an_inf_reward_has_no_place_in_the_reward_range_of_the_no_spread_steps():
+    from dashboard.diagnosis import facts
+
+    class D:
+        def col(self, name):  # one inf logged by a broken step
+            return np.array([0.0, np.inf, 0.5, 0.0, 1.0])
+
+    with np.errstate(all="raise"):  # inf - inf used to give a NaN position (and a RuntimeWarning)
+        assert facts.same_score_side(D(), np.array([True, True, False, False, False])) == "all-fail"
+        assert facts.same_score_side(D(), np.array([False, True, False, False, False])) is None

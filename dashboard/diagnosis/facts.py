@@ -135,9 +135,12 @@ def same_score_side(d: RunData, mask: np.ndarray) -> str | None:
     r = d.col(REWARD)
     if r is None or not mask.any():
         return None
-    at = r[mask & np.isfinite(r)]
-    lo, hi = np.nanmin(r), np.nanmax(r)
-    if not len(at) or hi <= lo:
+    finite = np.isfinite(r)
+    at = r[mask & finite]
+    if not len(at):
+        return None
+    lo, hi = r[finite].min(), r[finite].max()  # an inf reward (a broken run) has no place in the range
+    if hi <= lo:
         return None
     level = float(np.median(at))
     pos = (level - lo) / (hi - lo)
