@@ -127,3 +127,35 @@ def test_long_series_are_binned_by_means_so_a_sparse_rate_that_doubles_shows():
     s, v = stats.binned(i, y)
     assert len(v) == 256 and v[0] == pytest.approx(40 / 391) and v[-2] == pytest.approx(78 / 391)
     assert v[-1] == pytest.approx(59 / 295) and s[-1] == pytest.approx((99_705 + 99_999) / 2)
+
+
+def test_theil_sen_by_hand_on_five_points():
+    """y = 0, 1, 1, 3, 2 at x = 0..4: the ten pairwise slopes (j > i: (y_j - y_i) / (j - i)) sorted are
+    -1, 0, 1/3, 1/2, 1/2, 1/2, 1, 1, 1, 2; median (1/2 + 1/2) / 2 = 1/2. sigma^2 = (5*4*15 - 2*1*9) / 18 = 282/18 (one tie of two in y), so
+    1.96 sigma = 7.758 and the interval ranks are round((10 -+ 7.758) / 2) (- 1 low): 0 and 9."""
+    slope, lo, hi = stats.theil_sen(np.arange(5.0), np.array([0.0, 1, 1, 3, 2]))
+    assert slope == 0.5
+    assert (lo, hi) == (-1.0, 2.0)
+
+
+@pytest.mark.parametrize("case", ["noise", "trend", "sparse_ties", "binary", "unsorted_steps", "repeated_steps"])
+def test_theil_sen_and_line_fit_give_scipys_numbers(case):
+    """The trend's own Theil-Sen and least-squares line are scipy's theilslopes and linregress (its t interval),
+    on series of every shape the rules meet: 240 points (a binned run), ties, unsorted or repeated steps."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(7)
+    steps = np.arange(240.0)
+    y = {"noise": rng.normal(size=240), "trend": 0.01 * steps + rng.normal(size=240),
+         "sparse_ties": (rng.random(240) < 0.1).astype(float), "binary": rng.integers(0, 2, 240).astype(float),
+         "unsorted_steps": rng.normal(size=240), "repeated_steps": rng.normal(size=240)}[case]
+    if case == "unsorted_steps":
+        steps = rng.permutation(steps)
+    if case == "repeated_steps":
+        steps = np.repeat(np.arange(120.0), 2)
+    want = sps.theilslopes(y, steps, alpha=0.95)
+    got = stats.theil_sen(steps, y)
+    assert got == pytest.approx((want.slope, want.low_slope, want.high_slope), rel=1e-12, abs=1e-15)
+    r = sps.linregress(steps, y)
+    half = sps.t.ppf(0.975, len(y) - 2) * r.stderr
+    assert stats.line_fit(steps, y) == pytest.approx((r.slope, r.slope - half, r.slope + half), rel=1e-9, abs=1e-15)

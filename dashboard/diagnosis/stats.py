@@ -5,9 +5,10 @@ tolerances on window medians do not transfer between runs. Here:
 - `noise`: the run's point-to-point noise, from the median absolute first difference (robust to trends and
   to a few spikes);
 - `trend`: Mann-Kendall (Kendall's tau of value against step, `scipy.stats.kendalltau`) for "does it move at
-  all"; Theil-Sen (`scipy.stats.theilslopes`) and a least-squares line (`scipy.stats.linregress`, t interval on
-  its slope) for "by how much, how sure". Theil-Sen's interval is built from the ranks of the pairwise slopes,
-  so a discrete reward with many ties (0 on most steps) makes most slopes exactly 0 and collapses it to 0 .. 0:
+  all"; Theil-Sen (`theil_sen`, the numbers of `scipy.stats.theilslopes` from three order statistics instead
+  of a full sort) and a least-squares line (`line_fit`, linregress's closed form, t interval on its slope)
+  for "by how much, how sure". Theil-Sen's interval is built from the ranks of the pairwise slopes, so a
+  discrete reward with many ties (0 on most steps) makes most slopes exactly 0 and collapses it to 0 .. 0:
   certainty from the ties, not from precision. The least-squares interval comes from the residual variance,
   which ties do not shrink, but one spike moves it. "The reward does not move", "rises" and "falls" are read
   on `Trend.change_bounds`, the hull of both intervals: a claim needs both;
@@ -21,6 +22,7 @@ Pure numpy/scipy; every function takes 1-D float arrays of length T (NaN = not l
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -154,19 +156,88 @@ def trend(steps: np.ndarray, x: np.ndarray, min_points: int = MIN_TREND_POINTS) 
         return Trend(len(v), 0.0, 1.0, 0.0, 0.0, 0.0, float(s[0]), float(s[-1]), 0.0, 0.0, 0.0)
     fit, fit_lo, fit_hi = line_fit(s, v)
     tau, p = sps.kendalltau(s, v)
-    slope, _, lo, hi = sps.theilslopes(v, s, alpha=1 - ALPHA)
+    slope, lo, hi = theil_sen(s, v)
     tau = 0.0 if not np.isfinite(tau) else float(tau)
     p = 1.0 if not np.isfinite(p) else float(p)
-    return Trend(len(v), tau, p, float(slope), float(lo), float(hi), float(s[0]), float(s[-1]), fit, fit_lo, fit_hi)
+    return Trend(len(v), tau, p, slope, lo, hi, float(s[0]), float(s[-1]), fit, fit_lo, fit_hi)
+
+
+def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA) -> tuple[float, float, float]:
+    """(slope, lo, hi): Theil-Sen's slope (median of the pairwise slopes) and Sen's (1968) rank interval at
+    1 - alpha, with his variance corrected for ties in both coordinates. steps, x: (n,) finite -> 3 floats
+
+    The same numbers as `scipy.stats.theilslopes` (tests/test_diagnosis_stats.py compares them), for a
+    fraction of its cost: scipy sorts all n(n-1)/2 slopes, while the median and the two interval ranks are
+    three order statistics, which `np.partition` finds in linear time (a live guard runs this at every check;
+    measured in benchmarks/README.md, "Guard").
+    """
+    steps, x = np.asarray(steps, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    n = len(x)
+    i, j = _pairs(n)
+    dx = steps[j] - steps[i]
+    dy = x[j] - x[i]
+    keep = dx != 0  # pairs at the same step have no slope; the sign is handled by dividing dy by dx
+    slopes = dy[keep] / dx[keep]
+    big = len(slopes)
+    if not big:
+        return float("nan"), float("nan"), float("nan")
+    var = (_tie_term(n) - _tie_sum(steps) - _tie_sum(x)) / 18.0
+    if var < 0:  # ties in both coordinates beyond what the correction allows: no interval, as scipy says
+        return float(np.median(slopes)), float("nan"), float("nan")
+    sigma = math.sqrt(var)
+    z = _z_half(alpha)  # > 0
+    hi_rank = min(int(np.round((big + z * sigma) / 2.0)), big - 1)
+    lo_rank = max(int(np.round((big - z * sigma) / 2.0)) - 1, 0)
+    mid = [(big - 1) // 2, big // 2]
+    part = np.partition(slopes, sorted({lo_rank, hi_rank, *mid}))
+    return float(part[mid].mean()), float(part[lo_rank]), float(part[hi_rank])
+
+
+def _tie_term(t: np.ndarray | int) -> np.ndarray | int:
+    return t * (t - 1) * (2 * t + 5)
+
+
+def _tie_sum(v: np.ndarray) -> float:
+    """Sum of t(t-1)(2t+5) over the sizes t of the groups of equal values (Kendall's tie correction)."""
+    _, counts = np.unique(v, return_counts=True)
+    counts = counts[counts > 1].astype(np.float64)
+    return float(_tie_term(counts).sum())
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i, j), i < j, of n points; cached, as the binned series of a run keep the same length."""
+    i, j = np.triu_indices(n, 1)
+    return i, j
+
+
+@functools.lru_cache(maxsize=8)
+def _z_half(alpha: float) -> float:
+    return float(sps.norm.isf(alpha / 2.0))
+
+
+@functools.lru_cache(maxsize=1024)
+def _t_half(alpha: float, dof: int) -> float:
+    return float(sps.t.ppf(1 - alpha / 2.0, dof))
 
 
 def line_fit(steps: np.ndarray, x: np.ndarray) -> tuple[float, float, float]:
     """(slope, lo, hi): the least-squares slope of `x` on `steps` and its (1 - ALPHA) t interval on n - 2 degrees
     of freedom. A perfect line has stderr 0, hence lo = hi = slope. steps, x: (n,) finite, n >= 3 -> 3 floats
+
+    The closed form (slope = Sxy / Sxx, stderr = sqrt(SSE / (n - 2) / Sxx)), as `scipy.stats.linregress` gives
+    it, without its wrapper's cost (tests compare the two).
     """
-    r = sps.linregress(steps, x)
-    half = float(sps.t.ppf(1 - ALPHA / 2, len(x) - 2)) * float(r.stderr)
-    return float(r.slope), float(r.slope) - half, float(r.slope) + half
+    steps, x = np.asarray(steps, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    n = len(x)
+    ds, dv = steps - steps.mean(), x - x.mean()
+    sxx = float(ds @ ds)
+    if sxx == 0.0:
+        return float("nan"), float("nan"), float("nan")
+    slope = float(ds @ dv) / sxx
+    sse = max(0.0, float(dv @ dv) - slope * slope * sxx)
+    half = _t_half(ALPHA, n - 2) * math.sqrt(sse / (n - 2) / sxx)
+    return slope, slope - half, slope + half
 
 
 def runs_of(mask: np.ndarray) -> list[tuple[int, int]]:
