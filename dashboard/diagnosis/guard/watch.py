@@ -188,9 +188,8 @@ class Watcher:
         return _View(frame, nan_at, self.meta, self._view_samples)
 
     def _view_samples(self) -> pd.DataFrame | None:
-        tail = self.history.tail or self.history.head
         if self._run_samples is not None:
-            return self._run_samples.samples(step_min=tail[0][0] if tail else None)
+            return self._run_samples.samples(step_min=self.history.first_recent_step())
         rows = [r for step_rows in self._samples for r in step_rows]
         return pd.DataFrame.from_records(rows) if rows else None
 
