@@ -3,7 +3,7 @@ the file named in one line; never another exception, never a hang, never a jump 
 
 The sources come from the registry, so a new reader is fuzzed as soon as it registers; a reader that no
 seed file exercises fails here (add a seed to tests/fuzz/seeds.py) unless the real runs are absent.
-CI runs GRPOSCOPE_FUZZ_CASES cases per reader (150 by default) with records of 2,000 keys instead of 20,000
+CI runs GRPOSCOPE_FUZZ_CASES cases per reader (300 by default) with records of 2,000 keys instead of 20,000
 (the diagnosis of a 20,000-column run takes seconds); `make fuzz` runs 10,000 with the full width.
 """
 
@@ -19,7 +19,7 @@ from fuzz.seeds import NO_FILES, REAL_RUNS, default_roots, find_seeds
 
 from collectors import sources
 
-CASES = int(os.environ.get("GRPOSCOPE_FUZZ_CASES", "150"))
+CASES = int(os.environ.get("GRPOSCOPE_FUZZ_CASES", "300"))
 mutators.WIDE_KEYS = 2_000
 sources._load_readers()
 SOURCE_NAMES = sorted(sources.SOURCES)
