@@ -5,8 +5,9 @@ no torch, wandb, TensorBoard or transformers, and that every command prints the 
 
 The slow test (marked `slow_install`, about 1-2 minutes: it builds the wheel, creates a fresh virtual
 environment and pip-installs pandas, pyarrow and streamlit into it) installs the wheel WITHOUT extras and
-there runs grpo-diagnose on a sample run and on a real TRL run, starts grpo-dash and asks its health
-endpoint, and checks torch cannot be imported. Downloaded wheels are kept in .cache/light-install-wheels
+there runs grpo-diagnose on a sample run and on a real TRL run, grpo-import and grpo-diagnose on real verl and
+TRL console logs, JSONL and CSV, starts grpo-dash and asks its health endpoint, and checks torch cannot be
+imported. Downloaded wheels are kept in .cache/light-install-wheels
 (git-ignored) so a second run installs offline; the versions are pinned to this environment's.
 """
 
@@ -26,7 +27,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_TRL = REPO.parent / "shared" / "fixtures" / "real-runs" / "trl_redteam_sparse"
+REAL_RUNS = REPO.parent / "shared" / "fixtures" / "real-runs"
+REAL_TRL = REAL_RUNS / "trl_redteam_sparse"
+# a real log of each text format the base install promises to read -> the reader that must take it, its steps
+REAL_LOGS = {"verl_qwen05b_gsm8k_ppo/main_ppo.log": ("verl", 435),
+             "trl_console_gsm8k_saturating/easy_standard.log": ("trl-console", 200),
+             "custom_jsonl_countdown/metrics.jsonl": ("generic", 500)}
 WHEELHOUSE = REPO / ".cache" / "light-install-wheels"
 HEAVY = ("torch", "wandb", "tensorboard", "transformers", "trl", "datasets", "tqdm")
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "grpo_core", "collectors", "dashboard")
@@ -203,6 +209,39 @@ def test_light_install_names_the_extra_a_reader_needs(light, tmp_path):
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().endswith("reading TensorBoard event files needs the tensorboard package, which the "
                                        "base install leaves out: pip install 'grposcope[tensorboard]'"), out.stderr
+
+
+def diagnose_json(light: Path, path: Path, cwd: Path) -> dict:
+    out = run([str(light / "grpo-diagnose"), str(path), "--format", "json"], cwd=cwd, env=bare_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    (d,) = json.loads(out.stdout).values()
+    return d
+
+
+@pytest.mark.slow_install
+@pytest.mark.parametrize("log", [*sorted(REAL_LOGS), "a CSV written by pandas"])
+def test_light_install_imports_and_diagnoses_real_logs(light, tmp_path, log):
+    """grpo-import and grpo-diagnose on a verl console log, a TRL console log, JSONL and CSV: the import holds
+    every step and diagnoses as the log itself does."""
+    csv = log.startswith("a CSV")
+    jsonl = REAL_RUNS / "custom_jsonl_countdown" / "metrics.jsonl"
+    if not (jsonl if csv else REAL_RUNS / log).is_file():
+        pytest.skip(f"{REAL_RUNS} is absent (the shared corpus of real runs is not beside this checkout)")
+    if csv:
+        import pandas as pd
+
+        source, (reader, steps) = tmp_path / "metrics.csv", REAL_LOGS["custom_jsonl_countdown/metrics.jsonl"]
+        pd.read_json(jsonl, lines=True).to_csv(source, index=False)
+    else:
+        source, (reader, steps) = REAL_RUNS / log, REAL_LOGS[log]
+    out = run([str(light / "grpo-import"), str(source), "--to", str(tmp_path / "run")], cwd=tmp_path,
+              env=bare_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout == f"{tmp_path / 'run'}: {steps} steps imported\n"
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["source"] == reader
+    direct, imported = diagnose_json(light, source, tmp_path), diagnose_json(light, tmp_path / "run", tmp_path)
+    assert direct["steps"] == imported["steps"] == steps
+    assert [f["rule_id"] for f in direct["findings"]] == [f["rule_id"] for f in imported["findings"]]
 
 
 def free_port() -> int:
