@@ -11,7 +11,9 @@ import json
 import math
 import time
 import zipfile
+from pathlib import Path
 
+import pandas.testing as pd_testing
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -20,6 +22,9 @@ from collectors import RunError, RunWriter, load_run
 from collectors.meta import read_meta
 from collectors.readers.keymap import BAD_STEPS, chunk, map_row, merge_by_step, to_number, to_step, unscale
 from collectors.readers.trl.args import read_training_args
+from collectors.sources import open_run
+
+REAL_RUNS = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real-runs"
 
 
 # -- numbers in metrics: kept, as infinity when beyond float ---------------------------------------------
@@ -156,3 +161,80 @@ def test_damaged_training_args_are_refused_in_one_line(tmp_path):
 def test_a_key_holding_a_lone_surrogate_becomes_a_column_name():
     frame = chunk([{"step": 1, "loss\ud800": 1.0}])  # valid JSON ("\\ud800") that no UTF-8 text can hold
     assert list(frame.columns[:2]) == ["step", "loss?"]
+
+
+
+# -- lines no reader can take: non-UTF-8 bytes, nesting past the recursion limit, 5 MB ------------------------
+LONG = 5_000_000
+JSON_LINES = {  # the third line (step 3, loss 1/3, note "@") -> the odd line, what the note on it says or None
+    "a text value holding bytes that are not UTF-8": (lambda line: line.replace(b'"@"', b'"caf\xe9\xff\xfe"'), None),
+    "a text value of 5 MB": (lambda line: line.replace(b'"@"', b'"' + b"y" * LONG + b'"'), None),
+    "a loss nested 50,000 deep": (lambda line: line.replace(b"0.3333333333333333", b"[" * 50_000 + b"]" * 50_000),
+                                  "line 3: not JSON (maximum recursion depth"),
+    "a line of bytes that are not UTF-8": (lambda line: b"\xff\xfe\xfd\x80", "line 3: not JSON ('utf-8' codec can't decode"),
+    "a line of 5 MB that is no JSON": (lambda line: b"x" * LONG, "line 3: not JSON (Expecting value)"),
+}
+
+
+@pytest.mark.parametrize("fmt", ["generic", "verl"])
+@pytest.mark.parametrize("odd", sorted(JSON_LINES))
+def test_an_odd_json_line_is_read_or_skipped_by_number(tmp_path, fmt, odd):
+    """A value of text is no metric (left out, the row kept); a line that is no JSON is skipped and named."""
+    make, says = JSON_LINES[odd]
+    wrap = (lambda s, d: {"step": s, "data": d}) if fmt == "verl" else (lambda s, d: {"step": s, **d})
+    rows = [json.dumps(wrap(s, {"loss": 1.0 / s, "note": "@"})).encode() for s in (1, 2, 3, 4)]
+    rows[2] = make(rows[2])
+    f = tmp_path / "metrics.jsonl"  # verl's FileLogger nests the metrics under "data"; users write them flat
+    f.write_bytes(b"\n".join(rows) + b"\n")
+    run = open_run(f, source=fmt)
+    m = run.metrics
+    notes = [p.message for p in run.problems if p.file == f.name]
+    if says:
+        assert m["step"].tolist() == [1, 2, 4] and m["loss/total"].tolist() == [1.0, 0.5, 0.25]
+        assert any(n.startswith(says) and n.endswith("; skipped") for n in notes), notes
+    else:
+        assert m["step"].tolist() == [1, 2, 3, 4] and m["loss/total"].tolist() == [1.0, 0.5, 1 / 3, 0.25]
+        assert "text, not metrics: note; left out" in notes and "note" not in m
+
+
+def test_odd_rows_in_a_csv_are_read_or_skipped(tmp_path):
+    """pandas writes a cell of 5 MB (a completion logged beside the metrics); a row over pyarrow's 1 MiB block
+    used to refuse the whole file. Rows of garbage are skipped and counted; bytes that are not UTF-8 become
+    U+FFFD with a note."""
+    import pandas as pd
+
+    f = tmp_path / "metrics.csv"
+    pd.DataFrame({"step": [1, 2, 3, 4], "loss": [1.0, 0.5, 0.25, 0.125],
+                  "note": ["ok", "y" * LONG, "caf\u00e9", "ok"]}).to_csv(f, index=False)
+    lines = f.read_bytes().split(b"\n")
+    lines[3] = lines[3].replace("café".encode(), b"caf\xe9\xff")  # Latin-1, as an old writer left it
+    lines[4:4] = [b"x" * LONG, b"[" * 50_000 + b"]" * 50_000]
+    f.write_bytes(b"\n".join(lines))
+    run = open_run(f)
+    m = run.metrics
+    assert m["step"].tolist() == [1, 2, 3, 4] and m["loss/total"].tolist() == [1.0, 0.5, 0.25, 0.125]
+    notes = [p.message for p in run.problems if p.file == f.name]
+    assert "line 4: bytes that are not UTF-8; replaced, so cells holding them are text" in notes
+    assert "2 row(s) with 1 cells, header has 3; skipped" in notes
+    assert "text, not metrics: note; left out" in notes
+
+
+CONSOLE_LOGS = {"verl": "verl_qwen05b_gsm8k_ppo/main_ppo.log", "trl-console": "trl_console_gsm8k_saturating/easy_standard.log",
+                "kvtext": "custom_log_minimind/grpo.log"}
+
+
+@pytest.mark.parametrize("source", sorted(CONSOLE_LOGS))
+def test_odd_lines_in_a_console_log_are_passed_over(tmp_path, source):
+    """A console log is mostly lines that are no metrics (progress bars, warnings, printed samples): the odd
+    ones are passed over like them, and every metric line around them is read."""
+    real = REAL_RUNS / CONSOLE_LOGS[source]
+    if not real.is_file():
+        pytest.skip(f"{real} is absent (the shared corpus of real runs is not beside this checkout)")
+    lines = real.read_bytes().split(b"\n")
+    mid = len(lines) // 2
+    f = tmp_path / real.name
+    f.write_bytes(b"\n".join([*lines[:mid], b"\xff\xfe\xfd caf\xe9", b"[" * 50_000 + b"]" * 50_000,
+                              b"{'loss': " * 50_000 + b"1" + b"}" * 50_000, b"x" * LONG, *lines[mid:]]))
+    clean, odd = open_run(real, source=source).metrics, open_run(f, source=source).metrics
+    assert len(clean) > 100
+    pd_testing.assert_frame_equal(odd, clean)

@@ -136,14 +136,23 @@ class GenericRun(TextRun):
             skipped.append(f"{row.actual_columns} cells, header has {row.expected_columns}")
             return "skip"
 
-        # after the first block the header is given by name, so a new block is parsed as it lies (no copy)
-        opts = pacsv.ReadOptions(column_names=self._header) if self._header is not None else None
+        def parse(block_size: int | None) -> pa.Table:
+            # after the first block the header is given by name, so a new block is parsed as it lies (no copy)
+            opts = pacsv.ReadOptions(column_names=self._header, block_size=block_size or 1 << 20)
+            return pacsv.read_csv(pa.BufferReader(block), read_options=opts,
+                                  parse_options=pacsv.ParseOptions(invalid_row_handler=bad_row),
+                                  convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
+
         try:
-            table = pacsv.read_csv(pa.BufferReader(block), read_options=opts,
-                                   parse_options=pacsv.ParseOptions(invalid_row_handler=bad_row),
-                                   convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
-        except pa.ArrowInvalid as e:
-            raise RunError(f"{self.path}: not a readable CSV ({' '.join(str(e).split())[:200]})") from None
+            table = parse(None)
+        except pa.ArrowInvalid:
+            # pyarrow cuts the text into 1 MiB pieces and cannot parse a row longer than one (a cell holding a
+            # long text, a line of garbage): parsed again as one piece, such a row is read or skipped as ragged
+            skipped.clear()
+            try:
+                table = parse(len(block) + 1)
+            except pa.ArrowInvalid as e:
+                raise RunError(f"{self.path}: not a readable CSV ({' '.join(str(e).split())[:200]})") from None
         try:
             table.column_names  # noqa: B018 - decoded on access: a header that is no UTF-8 fails here
         except UnicodeDecodeError:
