@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from collectors import open_run
+from dashboard.diagnosis.rules.policy import same_text_share
 from dashboard.diagnosis.rules.samples import (
     SAME_ANSWER,
     arithmetic_answer,
@@ -87,3 +88,34 @@ def test_fast_code_equals_the_loop_on_every_sample_run(run):
     # a broken verifier: the same samples with every reward zeroed, so the arithmetic match has work to do
     for frame_ in (s, s.assign(reward=0.0), s.assign(reward=np.where(s["reward"] > 0, 0.0, 1.0))):
         pd.testing.assert_frame_equal(suspects(frame_), loop_suspects(frame_))
+
+
+def groupby_same_text_share(s: pd.DataFrame) -> tuple[float, int] | None:
+    """The plain pandas reading of identical_group_frac: groupby (step, group), nunique of the texts."""
+    s = s[s["step"].notna() & s["group"].notna()]
+    if not len(s):
+        return None
+    s = s[s["step"].isin(sorted(s["step"].unique())[-20:])]
+    per = s.groupby(["step", "group"])["completion"].nunique(dropna=False)
+    return float((per == 1).mean()), len(per)
+
+
+def test_same_text_share_by_hand():
+    # step 0: group 0 all "a" (one text), group 1 "a"/"b"; step 1: group 0 None/None (one text: missing)
+    s = pd.DataFrame({"step": [0, 0, 0, 0, 1, 1], "group": [0, 0, 1, 1, 0, 0],
+                      "completion": ["a", "a", "a", "b", None, None]})
+    assert same_text_share(s) == (2 / 3, 3)
+
+
+@pytest.mark.parametrize("i", range(1, 4))
+def test_same_text_share_equals_the_groupby_on_awkward_frames(i):
+    s = awkward_frames()[i]
+    assert same_text_share(s) == groupby_same_text_share(s)
+
+
+@pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
+def test_same_text_share_equals_the_groupby_on_every_sample_run(run):
+    s = open_run(run).samples()
+    if s is None:
+        pytest.skip("no samples")
+    assert same_text_share(s) == pytest.approx(groupby_same_text_share(s))

@@ -26,6 +26,10 @@ ZERO_IS_MEASURED = ("reward/", "groups/", "completions/truncated_frac", "optim/g
 def _clean_metrics(frame: pd.DataFrame | None) -> pd.DataFrame:
     if frame is None or len(frame) == 0 or "step" not in frame:
         return pd.DataFrame({"step": pd.Series([], dtype=np.int64)})
+    step = frame["step"]
+    if step.dtype == np.int64 and isinstance(frame.index, pd.RangeIndex) and frame.index.start == 0 and \
+            frame.index.step == 1 and bool(np.all(np.diff(step.to_numpy()) > 0)):
+        return frame.copy(deep=False)  # already clean (the guard's view, a native run): skip the sort's copies
     f = frame.copy()
     f["step"] = pd.to_numeric(f["step"], errors="coerce")
     f = f[np.isfinite(f["step"].to_numpy(dtype=np.float64))]
@@ -49,7 +53,8 @@ NEVER_CONSTANT = ("policy/entropy", "policy/kl_ref", "policy/approx_kl_old")
 class RunData:
     """A run prepared for the rules. `col(name)` is a float64 (T,) array, or None when not logged."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: Any, memo: Mapping[str, Any] | None = None) -> None:
+        """memo: facts already known of this run (a live guard carries its slow trends between checks)."""
         self.run = run
         self.metrics = _clean_metrics(getattr(run, "metrics", None))
         self.steps = self.metrics["step"].to_numpy()
@@ -61,7 +66,8 @@ class RunData:
         self.nan_at = getattr(run, "nan_at", None) if getattr(run, "nan_known", False) else None
         self._samples: pd.DataFrame | None = None
         self._cols: dict[str, np.ndarray | None] = {}
-        self._memo: dict[str, Any] = {}
+        self._values: dict[str, np.ndarray | None] = {}
+        self._memo: dict[str, Any] = dict(memo or {})
 
     def memo(self, key: str, fn):
         """fn(self), computed once per run: several rules and the verdict share a trend test."""
@@ -69,15 +75,30 @@ class RunData:
             self._memo[key] = fn(self)
         return self._memo[key]
 
+    def memos(self) -> dict[str, Any]:
+        """The facts computed so far, by memo key (a live guard carries the slow ones to its next check)."""
+        return dict(self._memo)
+
     @property
     def n(self) -> int:
         return len(self.steps)
 
+    def values(self, name: str) -> np.ndarray | None:
+        """The column as float64 (T,), strings and nulls NaN, without col()'s judgement; None when absent."""
+        if name not in self._values:
+            c = self.metrics.get(name)
+            if c is not None:
+                # a float64 column is already what to_numeric would return; skip its Series round trip (a live
+                # guard reads some forty columns at every check)
+                c = c if c.dtype == np.float64 else pd.to_numeric(c, errors="coerce")
+                c = c.to_numpy(dtype=np.float64, na_value=np.nan)
+            self._values[name] = c
+        return self._values[name]
+
     def col(self, name: str) -> np.ndarray | None:
         if name not in self._cols:
-            arr = None
-            if name in self.metrics:
-                arr = pd.to_numeric(self.metrics[name], errors="coerce").to_numpy(dtype=np.float64)
+            arr = self.values(name)
+            if arr is not None:
                 if not np.isfinite(arr).any() and not np.isinf(arr).any():
                     arr = None  # a column of nulls is "not logged", never a made-up zero
                 elif not name.startswith(ZERO_IS_MEASURED) and placeholder_zeros(arr) or name in NEVER_CONSTANT and stats.is_constant(arr) and np.isfinite(arr).sum() >= 5:

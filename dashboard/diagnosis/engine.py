@@ -7,6 +7,7 @@ never takes the diagnosis, the CLI or the dashboard down with it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,28 +60,43 @@ def _json_safe(x: Any) -> Any:
     return x
 
 
+def judge(d: RunData, rules: Iterable[str] | None = None) -> dict[str, list[Finding] | NotJudged]:
+    """Each registered rule (or those in `rules`) on `d` -> its raw output, by rule id. A rule that raises
+    gives NotJudged with the error."""
+    wanted = None if rules is None else set(rules)
+    out: dict[str, list[Finding] | NotJudged] = {}
+    for rule_id, r in RULES.items():
+        if wanted is not None and rule_id not in wanted:
+            continue
+        try:
+            out[rule_id] = r.fn(d)
+        except Exception as e:  # noqa: BLE001 - a rule bug must not hide the other rules' findings
+            out[rule_id] = NotJudged(rule_id, f"the rule failed on this run: {type(e).__name__}: {e}")
+    return out
+
+
+def collect(outputs: Iterable[list[Finding] | NotJudged], steps: Any = None) -> tuple[list[Finding], list[NotJudged]]:
+    """Rules' outputs -> (findings, consequences of an explosion demoted and most severe first; not judged).
+    steps: (T,) the run's logged steps (consequences.demote_consequences)."""
+    findings: list[Finding] = []
+    not_judged: list[NotJudged] = []
+    for out in outputs:
+        if isinstance(out, NotJudged):
+            not_judged.append(out)
+        else:
+            findings.extend(out)
+    return sort_findings(demote_consequences(findings, steps)), not_judged
+
+
 def diagnose(run: Any, rules: list[str] | None = None) -> Diagnosis:
     """Run the rules (all registered ones, or the ids in `rules`) on `run`.
 
     run: anything with `.metrics` (DataFrame with `step`), `.meta.config`, `.samples()`; see context.RunData.
     """
     d = RunData(run)
-    findings: list[Finding] = []
-    not_judged: list[NotJudged] = []
-    for rule_id, r in RULES.items():
-        if rules is not None and rule_id not in rules:
-            continue
-        try:
-            out = r.fn(d)
-        except Exception as e:  # noqa: BLE001 - a rule bug must not hide the other rules' findings
-            out = NotJudged(rule_id, f"the rule failed on this run: {type(e).__name__}: {e}")
-        if isinstance(out, NotJudged):
-            not_judged.append(out)
-        else:
-            findings.extend(out)
+    findings, not_judged = collect(judge(d, rules).values(), d.steps)
     try:
         answers = answer_questions(d.config, d.source) if d.config else []
     except Exception:  # noqa: BLE001 - an odd config value must not stop the diagnosis
         answers = []
-    findings = sort_findings(demote_consequences(findings, d.steps))
     return Diagnosis(findings, not_judged, answers, d.n, int(d.steps[-1]) if d.n else None, verdict(d, findings))

@@ -19,27 +19,38 @@ SYMPTOMS = ("reward_flat", "reward_up_eval_down", "kl_clip_explode", "entropy_co
             "first_step_ratio", "reference_mismatch")
 
 
+# A live guard (guard/watch.py) judges a rule whose symptom builds over hundreds of steps (a reward that does not
+# move, a length that drifts, eval against reward, the samples' diversity, the configuration) again only once the
+# rows logged since it last did are a tenth of the rows it judged then: ten more rows hardly move a trend fitted on
+# 300, and judging it at every check would be most of the check's cost. Early in a run (under 100 rows) that is
+# every check, as for the other rules; on the guard's bounded view (at most ~480 rows) at most every 48 rows.
+# The one-shot diagnosis ignores this.
+RECHECK_LONG = 10  # recheck_rows = 10: again after len(view) / 10 new rows
+
+
 @dataclass(frozen=True)
 class Rule:
     rule_id: str
     symptom: str  # the notes' words, shown with every finding
     fn: Callable[..., list[Finding] | NotJudged]
     symptom_id: str | None = None  # one of SYMPTOMS; None for a configuration audit that is no symptom
+    recheck_rows: int = 0  # a live guard judges it again after len(view) / recheck_rows new rows (0: every check)
 
 
 RULES: dict[str, Rule] = {}
 
 
-def rule(rule_id: str, symptom: str, symptom_id: str | None = None):
+def rule(rule_id: str, symptom: str, symptom_id: str | None = None, recheck_rows: int = 0):
     """Register `fn` as rule `rule_id`. Ids are shared with sample_runs/manifest.json (docs/TEAM-CONTRACT.md);
-    `symptom_id` is the labels' vocabulary word the rule reports (None: not a symptom, e.g. a config audit)."""
+    `symptom_id` is the labels' vocabulary word the rule reports (None: not a symptom, e.g. a config audit);
+    `recheck_rows`: see RECHECK_LONG."""
     if symptom_id is not None and symptom_id not in SYMPTOMS:
         raise ValueError(f"diagnosis rule {rule_id!r}: {symptom_id!r} is not in the symptom vocabulary")
 
     def wrap(fn):
         if rule_id in RULES:
             raise ValueError(f"diagnosis rule {rule_id!r} registered twice")
-        RULES[rule_id] = Rule(rule_id, symptom, fn, symptom_id)
+        RULES[rule_id] = Rule(rule_id, symptom, fn, symptom_id, int(recheck_rows))
         return fn
 
     return wrap

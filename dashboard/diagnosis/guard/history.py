@@ -113,7 +113,7 @@ class BoundedHistory:
             return
         self.last_step, self.steps_seen = step, self.steps_seen + 1
         clean = [(self._column(k), float(v)) for k, v in row.items()
-                 if k != "step" and v is not None and _is_number(v)]
+                 if k != "step" and v is not None and (type(v) is float or _is_number(v))]
         vec = np.full(len(self.columns), np.nan)
         nans = []
         for j, v in clean:
@@ -133,6 +133,11 @@ class BoundedHistory:
         j = self.columns.get(name)
         if j is None:
             j = self.columns[name] = len(self.columns)
+            # every kept row gets the new column (not logged there), so the view is one np.stack; new metric
+            # names come in the first steps of a run, rarely later
+            width = len(self.columns)
+            self.head = [(s, _grown(v, width, np.nan)) for s, v in self.head]
+            self.tail = deque((s, _grown(v, width, np.nan)) for s, v in self.tail)
         return j
 
     def _to_bins(self, step: int, vec: np.ndarray) -> None:
@@ -161,12 +166,12 @@ class BoundedHistory:
 
     def _matrix(self) -> tuple[np.ndarray, np.ndarray]:
         """(steps (R,), values (R, C)): head, bins (each at its last step), tail, in step order."""
-        parts = [*self.head, *((b.last, b.row()) for b in self.bins), *self.tail]
+        width = len(self.columns)
+        parts = [*self.head, *((b.last, _grown(b.row(), width, np.nan)) for b in self.bins), *self.tail]
         steps = np.fromiter((s for s, _ in parts), dtype=np.int64, count=len(parts))
-        values = np.full((len(parts), len(self.columns)), np.nan)
-        for i, (_, vec) in enumerate(parts):
-            values[i, : len(vec)] = vec
-        return steps, values
+        if not parts:
+            return steps, np.empty((0, width))
+        return steps, np.stack([v for _, v in parts])
 
     def _logged_nan(self) -> dict[int, list[int]]:
         """{step: column positions logging a NaN}, the bins' included (a bin stands at its last step)."""

@@ -28,14 +28,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.diagnosis.engine import diagnose
+from dashboard.diagnosis.context import RunData
+from dashboard.diagnosis.engine import collect, judge
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
 from dashboard.diagnosis.guard.history import BoundedHistory
+from dashboard.diagnosis.registry import RULES
 
 HOLD_CHECKS = 3  # checks in a row a finding must hold to count (with checks every 10 steps: >= 20 steps)
 SAMPLE_STEPS = 5  # the recent steps whose samples the sample rules see (their cost grows with the rows)
 RULE_FAILED = "the rule failed"  # how engine.diagnose words a rule that raised (NotJudged.reason)
 STOP_SEVERITIES = ("critical", "warning")
+CARRIED_FACTS = ("reward_trend", "eval_trend")  # facts.py memo keys: trends over the whole view, slow to move
 
 
 def severity_at_least(severity: str, bar: str | None) -> bool:
@@ -97,6 +100,9 @@ class Watcher:
         self._run_samples = None  # follow(): the run's own samples, read on demand
         self._rows_read = 0
         self._resumes = 0  # follow(): the run's resume count; a new resume may rewrite steps already read
+        self._outputs: dict[str, list[Finding] | NotJudged] = {}  # each rule's last output
+        self._judged_at: dict[str, int] = {}  # rule id -> history.steps_seen when it was last judged
+        self._carried: dict[str, Any] = {}  # the slow facts (trends) of the last check that judged a slow rule
 
     # -- feeding ----------------------------------------------------------------------------
     def add(self, step: int, metrics: Mapping[str, Any], samples: list[dict] | None = None) -> None:
@@ -125,6 +131,7 @@ class Watcher:
         if self._rows_read and not known:
             self.history, self._rows_read = BoundedHistory(self.history.head_size, self.history.tail_size,
                                                            self.history.max_bins), 0
+            self._judged_at.clear()  # every rule is judged afresh on the rows read again
         chunk = frame.iloc[self._rows_read:]
         nan_at = run.nan_at if getattr(run, "nan_known", False) else None
         for row in _records(chunk, nan_at):
@@ -143,29 +150,50 @@ class Watcher:
         self._checked_step, self.checks = last, self.checks + 1
         update = Update(last)
         try:
-            d = diagnose(self.view(), rules=self.rules)
-            found, not_judged = d.findings, d.not_judged
+            judged, steps = self._judge(final)
+            found, not_judged = collect(self._outputs.values(), steps)
         except Exception as e:  # noqa: BLE001 - the guard's own bug is reported, never a reason to stop
-            found, not_judged = [], [NotJudged("diagnosis", f"{RULE_FAILED}: {type(e).__name__}: {e}")]
+            judged, found, not_judged = None, [], [NotJudged("diagnosis", f"{RULE_FAILED}: {type(e).__name__}: {e}")]
         for nj in not_judged:
             if nj.reason.startswith(RULE_FAILED) and nj.rule_id not in self.failed_rules:
                 self.failed_rules.add(nj.rule_id)
                 update.errors.append(nj)
-        self._track(found, update, final)
+        self._track(found, update, final, judged)
         update.seconds = time.perf_counter() - t0
         return update
 
-    def _track(self, found: list[Finding], update: Update, final: bool) -> None:
+    def _judge(self, final: bool) -> tuple[set[str], np.ndarray]:
+        """Judge the rules that are due (registry.RECHECK_LONG); keep each rule's output. Returns (the rule ids
+        judged now, the view's steps). A check that judges no slow rule reuses the slow facts (the reward and
+        eval trends) of the last one that did, so the fast rules' "is the run improving?" costs nothing."""
+        rows, view_rows = self.history.steps_seen, len(self.history)
+        due = {rid for rid, r in RULES.items() if (self.rules is None or rid in self.rules) and
+               (final or not r.recheck_rows or rid not in self._judged_at or
+                rows - self._judged_at[rid] >= view_rows // r.recheck_rows)}
+        slow = any(RULES[rid].recheck_rows for rid in due)
+        d = RunData(self.view(), memo=None if slow else self._carried)
+        self._outputs.update(judge(d, due))
+        for rid in due:
+            self._judged_at[rid] = rows
+        if slow:
+            self._carried = {k: v for k, v in d.memos().items() if k in CARRIED_FACTS}
+        return due, d.steps
+
+    def _track(self, found: list[Finding], update: Update, final: bool, judged: set[str] | None) -> None:
+        """Streaks move only for the rules judged at this check (None: all); a rule not due keeps its state."""
         now = {(f.rule_id, f.severity): f for f in found}
         need = 1 if final else self.hold
         for key, f in now.items():
             st = self.states.setdefault(key, _State(f))
-            st.finding, st.streak, st.absent = f, st.streak + 1, 0
+            st.finding = f
+            if judged is not None and key[0] not in judged and st.streak:
+                continue
+            st.streak, st.absent = st.streak + 1, 0
             if not st.confirmed and st.streak >= need:
                 st.confirmed = True
                 update.new.append(f)
         for key, st in list(self.states.items()):
-            if key in now:
+            if key in now or (judged is not None and key[0] not in judged):
                 continue
             st.streak, st.absent = 0, st.absent + 1
             if not st.confirmed:

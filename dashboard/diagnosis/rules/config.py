@@ -10,7 +10,7 @@ from dashboard.diagnosis import checks as C
 from dashboard.diagnosis.build import evidence, finding
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
-from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.registry import RECHECK_LONG, rule
 from dashboard.diagnosis.rules.config_questions import OPENRLHF_SIGNATURE, truthy
 from dashboard.diagnosis.rules.reward import MIN_GROUP, group_size
 
@@ -26,7 +26,7 @@ def _whole_run(d: RunData):
     return (int(d.steps[0]), int(d.steps[-1])) if d.n else None
 
 
-@rule("config_kl_twice", "KL both in the reward and in the loss")
+@rule("config_kl_twice", "KL both in the reward and in the loss", recheck_rows=RECHECK_LONG)
 def config_kl_twice(d: RunData):
     if d.setting("algo.kl_mode") is not None:
         return []  # grpo_core has one kl_mode field: the KL goes to exactly one place by construction
@@ -53,7 +53,7 @@ def config_kl_twice(d: RunData):
                     _whole_run(d), ev, (check,))]
 
 
-@rule("config_small_group_adv", "group advantage with G < 4", "small_group")
+@rule("config_small_group_adv", "group advantage with G < 4", "small_group", recheck_rows=RECHECK_LONG)
 def config_small_group_adv(d: RunData):
     g = group_size(d)
     mode = d.setting("algo.adv_mode", "scale_rewards", "norm_adv_by_std_in_grpo", "advantage_estimator")
@@ -70,7 +70,7 @@ def config_small_group_adv(d: RunData):
                     _whole_run(d), ev, (C.GROUP_SIZE,))]
 
 
-@rule("config_many_reuses", "many optimizer steps per rollout")
+@rule("config_many_reuses", "many optimizer steps per rollout", recheck_rows=RECHECK_LONG)
 def config_many_reuses(d: RunData):
     # "actor.ppo_epochs" before "ppo_epochs": a verl config also has critic.ppo_epochs
     e = d.number("algo.epochs", "num_iterations", "actor.ppo_epochs", "ppo_epochs", "max_epochs")

@@ -4,14 +4,13 @@ metrics. Notes, section 7 rows 2 and 5."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis import facts
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
-from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.registry import RECHECK_LONG, rule
 from dashboard.diagnosis.rules.kl import KL_FLOOR, _jumps
 from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS
 from dashboard.diagnosis.series import WARMUP_STEPS, early_level, late_level, window_for
@@ -30,7 +29,7 @@ NON_FINITE_WATCH = ("loss/total", "loss/policy", "optim/grad_norm", "policy/entr
                     "reward/mean", "adv/std")
 
 
-@rule("no_learning", "loss looks normal but nothing is learned", "no_learning")
+@rule("no_learning", "loss looks normal but nothing is learned", "no_learning", recheck_rows=RECHECK_LONG)
 def no_learning(d: RunData):
     if (nj := d.need("no_learning", "reward/mean", min_points=MIN_TREND_STEPS)):
         return nj
@@ -80,7 +79,7 @@ def reward_falls(d: RunData, steps: np.ndarray, kl):
                     metrics=("reward/mean", "loss/policy"))]
 
 
-@rule("eval_diverges", "reward rises but eval falls", "reward_up_eval_down")
+@rule("eval_diverges", "reward rises but eval falls", "reward_up_eval_down", recheck_rows=RECHECK_LONG)
 def eval_diverges(d: RunData):
     name = next((m for m in ("eval/pass_rate", "eval/reward_mean") if d.dense(m) is not None), None)
     if name is None:
@@ -150,7 +149,7 @@ def non_finite(d: RunData):
             continue
         if d.nan_at is None and d.col(name) is None:
             continue  # all null: without NaN bookkeeping that is "not logged", never a run of NaNs
-        x = pd.to_numeric(d.metrics[name], errors="coerce").to_numpy(dtype=np.float64)
+        x = d.values(name)
         bad = np.isinf(x)
         if name in NON_FINITE_WATCH:
             bad |= nan_mask(name, x)

@@ -13,7 +13,7 @@ from dashboard.diagnosis import facts, stats
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
-from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.registry import RECHECK_LONG, rule
 from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS, sustained_len
 from dashboard.diagnosis.series import early_level, late_level, window_for
 
@@ -78,7 +78,7 @@ def _pinned_mask(d: RunData) -> tuple[np.ndarray, np.ndarray, list] | None:
     return steps, np.logical_or.reduce(masks), ev
 
 
-@rule("truncation", "a large share of completions cut at the length cap", "truncation")
+@rule("truncation", "a large share of completions cut at the length cap", "truncation", recheck_rows=RECHECK_LONG)
 def truncation(d: RunData):
     got = _pinned_mask(d)
     if got is None:
@@ -112,7 +112,7 @@ def truncation(d: RunData):
                     metrics=("completions/truncated_frac", "completions/len_mean"))]
 
 
-@rule("length_drift", "length effects: truncation rising, length drifting", "length_effect")
+@rule("length_drift", "length effects: truncation rising, length drifting", "length_effect", recheck_rows=RECHECK_LONG)
 def length_drift(d: RunData):
     have = [m for m in ("completions/len_mean", "completions/truncated_frac") if d.dense(m) is not None]
     if not have:

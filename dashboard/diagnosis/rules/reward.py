@@ -12,7 +12,7 @@ from dashboard.diagnosis import facts
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
-from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.registry import RECHECK_LONG, rule
 from dashboard.diagnosis.series import (
     episodes,
     rolling_median,
@@ -62,7 +62,7 @@ def share_evidence(d: RunData, hit: tuple[np.ndarray, str] | None, what: str) ->
                             f"{int(mask.sum())} of {len(mask)} logged steps {what} ({how})")]
 
 
-@rule("reward_flat", "reward does not move", "reward_flat")
+@rule("reward_flat", "reward does not move", "reward_flat", recheck_rows=RECHECK_LONG)
 def reward_flat(d: RunData):
     if (nj := d.need("reward_flat", "reward/mean", min_points=MIN_TREND_STEPS)):
         return nj
@@ -116,7 +116,7 @@ def reward_constant(d: RunData):
                     (int(steps[0]), int(steps[-1])), ev, checks, metrics=("reward/mean",))]
 
 
-@rule("sparse_reward", "binary reward too sparse (pass rate near 0 or 1)", "sparse_binary")
+@rule("sparse_reward", "binary reward too sparse (pass rate near 0 or 1)", "sparse_binary", recheck_rows=RECHECK_LONG)
 def sparse_reward(d: RunData):
     got = facts.pass_rate(d)
     if got is None or len(got[1]) < 5:
@@ -262,7 +262,7 @@ def group_size(d: RunData) -> tuple[str, float] | None:
     return None
 
 
-@rule("small_group", "group too small: a single outlier dominates", "small_group")
+@rule("small_group", "group too small: a single outlier dominates", "small_group", recheck_rows=RECHECK_LONG)
 def small_group(d: RunData):
     g = group_size(d)
     if g is None:

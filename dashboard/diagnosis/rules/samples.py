@@ -17,7 +17,7 @@ from dashboard.diagnosis import checks as C
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
-from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.registry import RECHECK_LONG, rule
 
 LAST_STEPS = 50  # the latest steps with samples are enough evidence and keep a long run cheap
 MIN_EXAMPLES = 5
@@ -88,7 +88,7 @@ def _normalised(texts: np.ndarray) -> list[str]:
     return out
 
 
-@rule("verifier_suspect", "reward-0 responses that look correct: check the verifier", "reward_flat")
+@rule("verifier_suspect", "reward-0 responses that look correct: check the verifier", "reward_flat", recheck_rows=RECHECK_LONG)
 def verifier_suspect(d: RunData):
     s = d.samples()
     if s is None or not {"prompt", "completion", "reward", "step"} <= set(s.columns) or s["completion"].isna().all():
