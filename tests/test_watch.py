@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from collectors import RunWriter, load_run, open_run
@@ -17,7 +18,7 @@ from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.guard.guard import FINDINGS_FILE, Guard, console_sink, file_sink, read_findings
 from dashboard.diagnosis.guard.history import BoundedHistory
 from dashboard.diagnosis.guard.watch import Pacer, Watcher, alert_line
-from dashboard.diagnosis.registry import RULES, rule
+from dashboard.diagnosis.registry import RECHECK_LONG, RULES, rule
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_runs"
 
@@ -111,6 +112,64 @@ def test_final_check_confirms_what_holds_now(flag_rules):
     w.add(1, {"test/flag": 1})
     u = w.check(final=True)
     assert [f.rule_id for f in u.new] == ["test_flag"] and u.stop is None  # a run that ended is not stopped
+
+
+@pytest.fixture
+def slow_rule():
+    """A real rule of a long window (registry.RECHECK_LONG) that records the view length at each call and fires
+    while `test/slow` is 1."""
+    calls = []
+
+    @rule("test_slow", "test: a slow symptom", recheck_rows=RECHECK_LONG)
+    def slow(d):
+        calls.append(d.n)
+        x = d.col("test/slow")
+        return [finding("test_slow", "warning", "Slow", None, [], ())] if x is not None and x[-1] == 1 else []
+
+    yield calls
+    RULES.pop("test_slow")
+
+
+def test_a_rule_of_a_long_window_is_judged_again_after_a_tenth_of_the_view(slow_rule):
+    w = Watcher(rules=["test_slow"], history=BoundedHistory(head=60, tail=300, bins=120))
+    judged_at = []
+    for s in range(1000):
+        w.add(s, {"test/slow": 0.0})
+        if s % 10 == 9:
+            n = len(slow_rule)
+            w.check()
+            if len(slow_rule) > n:
+                judged_at.append(s + 1)  # rows seen
+    # rows 10..90: a tenth of the view is under 10 rows, so every check; then the gap grows with the view (rows
+    # 100 -> 10 rows, 200 -> 20, ...) up to 48 rows once the view holds its 480 (60 + 120 + 300) rows
+    assert judged_at[:10] == [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+    assert judged_at[10:14] == [120, 140, 160, 180]  # at 110 rows a tenth is 11 and only 10 are new: too soon
+    gaps = np.diff(judged_at)
+    assert gaps.max() == 50 and all(g == 50 for g in gaps[-5:])  # 48 rows, rounded up to whole checks
+    n = len(slow_rule)
+    w.add(1000, {"test/slow": 0.0})
+    w.check(final=True)  # the last check judges every rule
+    assert len(slow_rule) == n + 1
+
+
+def test_a_finding_of_a_rule_not_due_keeps_its_streak(slow_rule):
+    """Between its judgements the rule's finding is neither confirmed nor cleared by checks that did not judge it:
+    three sightings are three judgements."""
+    w = Watcher(rules=["test_slow"], hold=3)
+    for s in range(300):
+        w.add(s, {"test/slow": 0.0})
+    w.check()
+    sightings, new_at = 0, None
+    for s in range(300, 600):
+        w.add(s, {"test/slow": 1.0})
+        if s % 10 == 9:
+            n = len(slow_rule)
+            u = w.check()
+            sightings += len(slow_rule) > n
+            if u and u.new and new_at is None:
+                new_at = (s, sightings)
+    assert new_at is not None and new_at[1] == 3  # confirmed at its third judgement, not its third check
+    assert new_at[0] > 300 + 30  # which came later than three checks
 
 
 def test_pacer_without_budget_checks_every_n_steps():
