@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -197,6 +198,12 @@ def test_the_dashboard_shows_a_message_when_the_run_on_screen_is_deleted_or_repl
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert any("not found" in e.value for e in at.error), (page, [e.value for e in at.error])
+        other = AppTest.from_file(str(REPO / "dashboard" / "app.py"), default_timeout=60)
+        other.query_params["run"] = ["root/b"]  # the other run of the root, in another tab, is unaffected
+        other.switch_page(f"views/{page}.py")
+        other.run()
+        assert not other.exception and not other.error, (page, [e.value for e in other.error])
+        assert any("root/b" in c.value and "last step 29" in c.value for c in other.caption), page
         _write(root / "a", 5, "a again")
         at.run()
         assert not at.exception and not at.error, (page, [e.value for e in at.error])
@@ -221,13 +228,19 @@ def test_special_files_under_a_root_are_skipped_with_a_note_never_waited_on(tmp_
     os.mkfifo(root / "verl" / "main_ppo.log")
     (root / "wandb_run").mkdir()
     os.mkfifo(root / "wandb_run" / "run-abc.wandb")
+    try:  # /dev/null's numbers: reading it would end at once, but a tape or a terminal would not
+        os.mknod(root / "dev.log", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        device = True
+    except PermissionError:  # creating a device node needs CAP_MKNOD
+        device = False
     with socket.socket(socket.AF_UNIX) as sock:
         sock.bind(str(root / "agent.log"))
         found = {Path(r.path).name: r for r in discover_runs(root)}
     assert found["real"].error is None and found["real"].source == "grpo_core"
     assert "a named pipe, not a regular file: skipped" in found["x.log"].error
     assert "a named pipe" in found["metrics.jsonl"].error and "a socket" in found["agent.log"].error
-    for name in ("x.log", "metrics.jsonl"):
+    assert not device or found["dev.log"].error == "a device, not a regular file: skipped"
+    for name in ("x.log", "metrics.jsonl", *(["dev.log"] if device else [])):
         with pytest.raises(RunError):
             open_run(root / name)
     if os.geteuid() != 0:  # root reads any folder; for anyone else an unreadable one is passed over
