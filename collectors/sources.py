@@ -111,6 +111,10 @@ def open_run(target: str | Path, source: str | None = None) -> Run:
         raise RunError(f"{target}: no such file or folder ({src.name} runs have no launches to name with "
                        f"{LAUNCH_SEP!r})")
     launches = launches_of(target, src.name)
+    if source is not None and not launches and src.launches is not None and Path(split_launch(target)[0]).is_dir() \
+            and not src.detect(str(target)):
+        # a reader named for a folder in which it finds nothing would open an empty run and diagnose 0 steps
+        raise RunError(f"{target}: the {src.name} reader finds nothing to read in this folder")
     if len(launches) > 1:
         shown = ", ".join(launches[:3]) + (", ..." if len(launches) > 3 else "")
         raise RunError(f"{target}: holds {len(launches)} separate runs ({shown}); open one of them, "

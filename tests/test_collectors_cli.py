@@ -120,3 +120,18 @@ def test_import_takes_source_and_map_for_a_key_value_log(tmp_path):
     m = load_run(to).metrics
     assert list(m["reward/mean"]) == [0.1, 0.2, 0.3] and list(m["completions/len_mean"]) == [101, 102, 103]
     assert list(m["loss/policy"]) == [0.5] * 3
+
+
+def test_a_reader_named_for_a_folder_it_finds_nothing_in_is_a_one_line_error(tmp_path, capsys):
+    """--source kvtext on a folder whose only log holds no `Name: number` lines opened an empty run and
+    diagnosed 0 steps; it is now "cannot read", naming the folder and the reader, exit 2. The same log named
+    itself opens, with a note saying no row was found."""
+    from dashboard.diagnosis.cli import main as diagnose_main
+
+    (tmp_path / "train.log").write_text("hello world\nnothing to see here\n")
+    assert diagnose_main([str(tmp_path), "--source", "kvtext"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot read {tmp_path}: the kvtext reader finds nothing to read in this folder" in err
+    assert diagnose_main([str(tmp_path / "train.log"), "--source", "kvtext"]) == 3  # opened, nothing to judge
+    out = capsys.readouterr().out
+    assert "train.log: no two lines with 3 or more `Name: number` pairs under the same names yet" in out

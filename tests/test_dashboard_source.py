@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from collectors.meta import RunError
 from dashboard import cli, paths
 
 
@@ -45,10 +46,13 @@ def test_the_app_reads_each_root_with_the_forced_reader(tmp_path, monkeypatch):
     snap = data.snapshot(paths.resolve_run(data.roots(), "r/metrics.csv"))
     assert snap.run.meta.source == "generic" and snap.metrics["step"].tolist() == [1, 2, 3]
 
-    # another reader forced on the same folder reads it, its way: no `Name: number` lines, so no step
+    # another reader forced on the same folder finds nothing it reads (no `Name: number` lines): the runs
+    # table says so on the folder's line, and opening it is the reader's one-line error, not an empty run
     monkeypatch.setenv(paths.SOURCE_ENV, "kvtext")
     data.st.cache_resource.clear()
     row = data.all_runs().iloc[0]
     assert row["source"] == "kvtext" and row["key"] == "r" and pd.isna(row["last_step"])
-    assert data.snapshot(paths.resolve_run(data.roots(), "r")).run.meta.source == "kvtext"
+    assert row["error"].endswith("r: the kvtext reader finds nothing to read in this folder")
+    with pytest.raises(RunError, match="the kvtext reader finds nothing to read in this folder"):
+        data.snapshot(paths.resolve_run(data.roots(), "r"))
     data.st.cache_resource.clear()

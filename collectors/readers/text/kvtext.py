@@ -107,6 +107,7 @@ class KvTextRun(TextRun):
         self._rows_read = 0
         self._how: str | None = None
         self._keys: set[str] | None = None  # the names of a row line, from the first two that agree
+        self._said_empty = False
         self._read_side_config()
         self.refresh()
 
@@ -122,6 +123,10 @@ class KvTextRun(TextRun):
         if self._keys is None:
             self._keys = row_keys([f for _, _, f in found_lines])
             if self._keys is None:
+                if block.strip() and not self._said_empty:  # say it once: a live log may still get its rows
+                    self._said_empty = True
+                    self._note(Problem(self.path.name, f"no two lines with {MIN_PAIRS} or more `Name: number` "
+                                       "pairs under the same names yet: no row read (is this a key-value log?)"))
                 return []
         rows, lines = [], []
         for no, line, found in found_lines:
