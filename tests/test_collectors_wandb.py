@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
 from fixtures.wandb_offline import write_offline_run  # tests/ is on sys.path
 
@@ -57,20 +59,85 @@ def test_growing_file_refresh_reads_new_chunks(offline_run, tmp_path):
     assert len(run.metrics) == 3000
 
 
+def test_a_file_read_in_pieces_gives_what_one_read_gives(offline_run, tmp_path, monkeypatch):
+    from collectors.readers.wandb import framing
+
+    whole = WandbOfflineRun(offline_run).metrics
+    data = wandb_file(offline_run).read_bytes()
+    monkeypatch.setattr(framing, "WINDOW", framing.BLOCK)  # a window per 32 KiB block: records span windows
+    pd.testing.assert_frame_equal(WandbOfflineRun(offline_run).metrics, whole)
+    monkeypatch.undo()
+    # a refresh after each piece, cut anywhere: inside a header, inside records read and passed over,
+    # between the FIRST and LAST chunks of one record
+    at, lengths, kinds, types = _chunks(data)
+    split = [int(at[i] + 7 + lengths[i]) for t in (2, 3) for i in np.flatnonzero((kinds == 2) & (types == t))[:2]]
+    assert len(split) == 4  # two history and two summary records begun in one block and ended in the next
+    f = tmp_path / "run-grow.wandb"
+    f.write_bytes(data[:3])
+    run = WandbOfflineRun(f)
+    for cut in sorted({*range(3, len(data), len(data) // 9 + 4321), *split, len(data)}):
+        with f.open("ab") as fh:
+            fh.write(data[f.stat().st_size:cut])
+        run.refresh()
+    assert [p for p in run.problems if "skipped" in p.message] == []  # no chunk taken for a damaged one
+    pd.testing.assert_frame_equal(run.metrics.reset_index(drop=True), whole.reset_index(drop=True))
+
+
+def _chunks(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per chunk of a .wandb file: (position, data length, chunk type, record type read off its first bytes:
+    2 history, 3 summary, -1 for the chunks that continue a record)."""
+    from collectors.readers.wandb.framing import FIRST, FULL, chunks, leading_type
+
+    arr = np.frombuffer(data, dtype=np.uint8)[7:]
+    at, lengths, kinds, *_ = chunks(arr, 7)
+    types = np.full(len(at), -1)
+    start = (kinds == FULL) | (kinds == FIRST)
+    types[start] = leading_type(arr, at[start] + 7, lengths[start], frozenset({2, 3, 4, 5, 7, 11, 17, 18}))
+    return at + 7, lengths, kinds, types
+
+
+def _chunk_of(data: bytes, record_type: int) -> tuple[int, int]:
+    """(position, data length) of the middle one of the FULL chunks holding a record of `record_type`."""
+    at, lengths, kinds, types = _chunks(data)
+    pick = np.flatnonzero((kinds == 1) & (types == record_type))
+    i = pick[len(pick) // 2]
+    return int(at[i]), int(lengths[i])
+
+
 def test_corrupt_and_unknown_version(offline_run, tmp_path):
-    data = bytearray(wandb_file(offline_run).read_bytes())
-    data[len(data) // 2] ^= 0xFF
+    good = wandb_file(offline_run).read_bytes()
+    data = bytearray(good)
+    at, length = _chunk_of(good, 2)  # a byte inside a history record: caught by its CRC, reading stops there
+    data[at + 7 + length // 2] ^= 0xFF
     f = tmp_path / "run-bad.wandb"
     f.write_bytes(bytes(data))
     run = WandbOfflineRun(f)
     assert 0 < len(run.metrics) < 3000
-    assert "run-bad.wandb" in str(run.problems[0]) and "CRC" in str(run.problems[0])
+    assert run.problems[0].message == (f"corrupt chunk at byte {at} (CRC mismatch); later records skipped")
+    assert "run-bad.wandb" in str(run.problems[0])
     g = tmp_path / "run-new.wandb"
     g.write_bytes(b":W&B\xe1\xbe\x09" + bytes(data[7:]))
     assert "not a wandb run file of a known version" in str(WandbOfflineRun(g).problems[0])
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "no run-*.wandb" in str(WandbOfflineRun(empty).problems[0])
+
+
+def test_a_damaged_record_that_is_never_read_costs_nothing(offline_run, tmp_path):
+    good = wandb_file(offline_run).read_bytes()
+    data = bytearray(good)
+    at, length = _chunk_of(good, 3)  # a summary record's data: passed over unread, its CRC never checked
+    data[at + 7 + length // 2] ^= 0xFF
+    f = tmp_path / "run-summary.wandb"
+    f.write_bytes(bytes(data))
+    run = WandbOfflineRun(f)
+    assert len(run.metrics) == 3000 and run.problems == []
+    pd.testing.assert_frame_equal(run.metrics, WandbOfflineRun(offline_run).metrics)
+    data = bytearray(good)
+    data[at + 4] ^= 0x40  # its length, though: the walk of that block goes astray and stops with an error
+    f.write_bytes(bytes(data))
+    run = WandbOfflineRun(f)
+    assert len(run.metrics) < 3000 and "later records skipped" in str(run.problems[0])
 
 
 def test_discovery_finds_offline_runs_inside_a_wandb_folder(offline_run):

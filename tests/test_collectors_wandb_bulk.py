@@ -111,17 +111,34 @@ def test_a_key_repeated_in_one_record_is_left_to_the_per_record_reader():
 
 
 @pytest.mark.parametrize("text", [b"1", b"-0", b"0.5", b"1e5", b"1E-5", b"-1.25e+10", b"0e0", b"1e-05",
-                                  b"123456789012345678901234567890", b"-0.0"])
+                                  b"123456789012345678901234567890", b"-0.0", b"10", b"-100.25", b"0.5e-3",
+                                  b"-0e0", b"1e400", b"2.5E+07"])
 def test_json_numbers_are_parsed_as_json_does(text):
     import json
 
-    assert bulk.json_numbers(text) is not None
-    got = bulk._values(b"7\n" + text, 2)
+    assert bulk.json_numbers(*bulk.lines(text)) is not None
+    got = bulk._values(*bulk.lines(b"7\n" + text), 2)
     want = float(json.loads(text))  # JSON's -0 is the integer 0: +0.0, while -0.0 keeps its sign
     assert got[1] == want and np.signbit(got[1]) == np.signbit(want)
 
 
 @pytest.mark.parametrize("text", [b"01", b"-01", b".5", b"5.", b"1e", b"+1", b"1-2", b"1e5.2", b"1.2.3", b"1e5e3",
-                                  b"--1", b"e5", b"-", b"NaN", b"true", b"1_0", b" 1", b"-.5", b"1.e5"])
+                                  b"--1", b"e5", b"-", b"NaN", b"true", b"1_0", b" 1", b"-.5", b"1.e5", b"00",
+                                  b"-00.5", b"1E5E3", b"1.5e3.5", b"1E+", b"inf", b"nan", b"1\n", b"0x10"])
 def test_what_json_refuses_or_spells_as_a_literal_is_not_a_plain_number(text):
-    assert bulk.json_numbers(b"1\n" + text + b"\n2") is None
+    import json
+
+    for joined in (b"1\n" + text + b"\n2", text, b"0.25\n" + text, text + b"\n7"):
+        assert bulk.json_numbers(*bulk.lines(joined)) is None
+    texts = b"\n".join([b"1.5", b"-2", text, b"3e1"])  # then parsed by json.loads, as JSON would, or refused
+    try:
+        want = np.array(json.loads(b"[" + texts.replace(b"\n", b",") + b"]"), dtype=np.float64)
+    except ValueError:
+        want = None
+    got = bulk._values(*bulk.lines(texts), 4)
+    assert got is None if want is None or want.shape != (4,) else np.array_equal(got, want, equal_nan=True)
+
+
+def test_json_numbers_says_which_lines_have_a_fraction_or_exponent():
+    got = bulk.json_numbers(*bulk.lines(b"1.5\n2e3\n3\n-0\n0.0\n1E-2\n100"))
+    assert got.tolist() == [True, True, False, False, True, True, False]

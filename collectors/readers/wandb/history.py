@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from collectors.readers.columnar import WALL, Points
-from collectors.readers.protowire import varint as _varint
 from collectors.readers.keymap import family_name
+from collectors.readers.protowire import varint as _varint
 
 # TRL/OpenRLHF log their trainer step as train/global_step (OpenRLHF's eval rows: eval/global_step); else _step
 STEP_KEYS = ("train/global_step", "eval/global_step", "_step")

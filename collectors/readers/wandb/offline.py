@@ -1,11 +1,10 @@
 """wandb offline runs (`wandb/offline-run-*/run-*.wandb`) as a Run, read without wandb's service.
 
-The file: a 7-byte header (`:W&B`, magic 0xBEE1, version 0), then LevelDB-log framing in 32 KiB blocks:
-each chunk is crc32 (uint32, over the type byte and the data), length (uint16), type (FULL, FIRST, MIDDLE,
-LAST), data; a block's last < 7 bytes are padding. Joined chunks are `wandb_internal_pb2.Record`s:
-`history` records become metric rows through `history_row` (shared with the online reader),
-`config` and `run` records fill the config, `exit` sets the status.
-The reader keeps its byte offset, so a refresh on a run that is still writing reads only new chunks.
+The file is a log of `wandb_internal_pb2.Record`s (`framing.RecordReader`): `history` records become metric
+rows (`bulk`, else `history_row`, shared with the online reader), `config` and `run` records fill the
+config, `exit` sets the status; the others (two summary updates per logged row, stats, output) are passed
+over unread. The reader keeps its byte offset, so a refresh on a run that is still writing reads only new
+chunks.
 Completion tables logged with `wandb.Table` are media, not scalars: they are not read (no samples).
 
 Folders: a run folder (`offline-run-*` or, of an online run, `run-*`: both keep the same `run-*.wandb`), or
@@ -18,14 +17,11 @@ from __future__ import annotations
 
 import json
 import math
-import struct
-import zlib
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from collectors.extras import require
@@ -33,6 +29,7 @@ from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, new_chunk
 from collectors.readers.keymap import map_row
 from collectors.readers.wandb.bulk import BulkHistory
+from collectors.readers.wandb.framing import RecordReader
 from collectors.readers.wandb.history import (
     HISTORY_FIELD,
     STEP_KEYS,
@@ -40,16 +37,10 @@ from collectors.readers.wandb.history import (
     column,
     light_history,
     light_record_class,
-    record_type,
 )
 from collectors.run import Problem, Run
 from collectors.sources import detect_source, open_run, register_source
 
-BLOCK = 32 * 1024
-HEADER = struct.pack("<4sHB", b":W&B", 0xBEE1, 0)
-FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
-_CHUNK = struct.Struct("<IHB")
-_KIND_CRC = [zlib.crc32(bytes([kind])) for kind in range(256)]  # a chunk's CRC starts with its type byte
 _STEP_KEYS = STEP_KEYS
 
 
@@ -89,100 +80,6 @@ def list_launches(target: str) -> list[str]:
     if p.is_file() or wandb_file(p) is not None:
         return []
     return [str(f) for f in run_folders(p)]
-
-
-class RecordReader:
-    """The serialized records appended since the last `read()`; stops at a partial chunk (still writing)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.pending = b""  # data of a FIRST/MIDDLE chunk waiting for its LAST
-        self.error: str | None = None
-
-    def read(self) -> list[bytes]:
-        if self.error:
-            return []
-        try:
-            f = self.path.open("rb")
-        except OSError as e:
-            self.error = f"cannot read ({e.strerror})"
-            return []
-        with f:
-            if self.offset == 0:
-                head = f.read(7)
-                if len(head) < 7:
-                    return []
-                if head != HEADER:
-                    self.error = "not a wandb run file of a known version (bad header)"
-                    return []
-                self.offset = 7
-            f.seek(self.offset)
-            data = f.read()
-        at, lengths, kinds, crcs, ends, stop = chunks(np.frombuffer(data, dtype=np.uint8), self.offset)
-        out: list[bytes] = []
-        kind_crc = _KIND_CRC
-        for pos, length, kind, crc, block_end in zip(at.tolist(), lengths.tolist(), kinds.tolist(), crcs.tolist(),
-                                                     ends.tolist(), strict=True):
-            end = pos + 7 + length
-            body = data[pos + 7:end]
-            if zlib.crc32(body, kind_crc[kind]) != crc or end > block_end:
-                self.error = f"corrupt chunk at byte {self.offset + pos} (CRC mismatch); later records skipped"
-                stop = pos
-                break
-            if kind == FULL:
-                out.append(body)
-            elif kind == FIRST:
-                self.pending = body
-            elif kind == MIDDLE:
-                self.pending += body
-            elif kind == LAST:
-                out.append(self.pending + body)
-                self.pending = b""
-            else:
-                self.error = f"unknown chunk type {kind} at byte {self.offset + end}; later records skipped"
-                stop = end
-                break
-        self.offset += stop
-        return out
-
-
-def chunks(arr: np.ndarray, offset: int) -> tuple[np.ndarray, ...]:
-    """The chunks of LevelDB-log framing in `arr` (the file's bytes from `offset`), walked for all 32 KiB
-    blocks at once, one chunk per block and round: (positions, data lengths, types, CRCs, their block's
-    end), in file order, and the position where reading stops (a partial chunk, or the end of the data).
-    A block ends at its end, at fewer than 7 bytes before it (padding) or at a zero-filled header; a chunk
-    that runs past its block's end is given with it (the caller refuses it)."""
-    n = len(arr)
-    first = BLOCK - offset % BLOCK
-    starts = np.concatenate(([0], np.arange(first, n, BLOCK))).astype(np.int64)
-    block_ends = np.where(starts == 0, first, starts + BLOCK)
-    pos, final = starts.copy(), block_ends.copy()
-    found: list[tuple[np.ndarray, ...]] = []
-    live = np.arange(len(starts))
-    while len(live):
-        p, e = pos[live], block_ends[live]
-        padding = e - p < 7
-        final[live[padding & (n - p < e - p)]] = p[padding & (n - p < e - p)]  # the data ends in the padding
-        cut = ~padding & (n - p < 7)
-        final[live[cut]] = p[cut]
-        live, p, e = live[~padding & ~cut], p[~padding & ~cut], e[~padding & ~cut]
-        crc = (arr[p].astype(np.int64) | arr[p + 1].astype(np.int64) << 8 | arr[p + 2].astype(np.int64) << 16
-               | arr[p + 3].astype(np.int64) << 24)
-        length = arr[p + 4].astype(np.int64) | arr[p + 5].astype(np.int64) << 8
-        kind = arr[p + 6].astype(np.int64)
-        zero = (length == 0) & (kind == 0) & (crc == 0)  # zero fill: the rest of the block is empty
-        partial = ~zero & (p + 7 + length > n)  # a writer mid-chunk
-        final[live[partial]] = p[partial]
-        chunk = ~zero & ~partial
-        found.append((p[chunk], length[chunk], kind[chunk], crc[chunk], e[chunk]))
-        pos[live[chunk]] = p[chunk] + 7 + length[chunk]
-        go_on = chunk & (p + 7 + length <= e)
-        live = live[go_on]
-    at, lengths, kinds, crcs, ends = (np.concatenate([f[i] for f in found]) if found else np.zeros(0, np.int64)
-                                      for i in range(5))
-    order = np.argsort(at, kind="stable")
-    return at[order], lengths[order], kinds[order], crcs[order], ends[order], int(final[-1])
 
 
 def _item_value(item) -> Any:
@@ -309,9 +206,7 @@ class WandbOfflineRun(Run):
 
         bulk = BulkHistory(points, one_by_one)
         kinds, wanted = _record_types(pb)
-        for raw in self._reader.read():
-            if (kind_no := record_type(raw, kinds)) is not None and kind_no not in wanted:
-                continue  # a record this reader has no use for (summary, stats, output, ...): not parsed
+        for kind_no, raw in self._reader.records(kinds, wanted):  # none that this reader has no use for
             if kind_no == HISTORY_FIELD:
                 self._history_seen = True
                 bulk.add(raw, points.next_event())
