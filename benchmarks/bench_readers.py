@@ -1,14 +1,15 @@
 """Foreign readers vs the native Parquet reader vs TensorBoard's EventAccumulator on the same data.
 
     python benchmarks/bench_readers.py [--steps 100000] [--metrics 40] [--wandb-steps 100000]
-                                       [--baseline-tree DIR]
+                                       [--baseline-tree DIR] [--only-wandb [--rounds N]]
 
 Writes one synthetic run (steps x metrics, TRL-style `train/` keys) in each format with the real writers
 (RunWriter, TensorBoard's EventFileWriter, wandb offline, JSON lines, CSV), then times a fresh open of each
 (open + metrics frame) and a live refresh that picks up one appended step. Prints a Markdown table.
 `--baseline-tree DIR` (a folder holding an older `collectors/`, e.g. `git archive 5a1788c collectors | tar -x
 -C DIR`) also times that tree's TensorBoard and wandb readers and today's on the same files, each in a fresh
-subprocess.
+subprocess. `--only-wandb` writes and times the wandb offline run alone (today's reader and the baseline's,
+each in a fresh subprocess, in turns).
 """
 
 from __future__ import annotations
@@ -136,7 +137,13 @@ def main(argv=None) -> int:
                     help="steps of the one-tag-per-event TensorBoard file (torch add_scalar style); 0 skips it")
     ap.add_argument("--baseline-tree", type=Path, default=None,
                     help="a folder holding an older collectors/ whose binary readers are timed beside today's")
+    ap.add_argument("--only-wandb", action="store_true",
+                    help="the wandb offline run alone (--wandb-steps, else --steps), in fresh processes")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with --only-wandb: how many times today's and the baseline's reader are timed in turns")
     args = ap.parse_args(argv)
+    if args.only_wandb:
+        return wandb_only(args)
     from collectors import load_run
     from collectors.readers.tensorboard.logdir import TensorBoardRun
     from collectors.readers.text.generic import GenericRun
@@ -256,6 +263,31 @@ def main(argv=None) -> int:
         print(f"| {label} | {t * 1000:.2f} ms | {n:g} |")
     print_vs_library(rows, libs)
     text_live(tmp, cols, args.steps)
+    return 0
+
+
+def wandb_only(args) -> int:
+    """The wandb offline run alone: today's reader and the `--baseline-tree` one, each in fresh processes,
+    timed in turns `--rounds` times (the machine's load moves both alike within a round)."""
+    cols = names(args.metrics)
+    steps = args.steps if args.wandb_steps is None else args.wandb_steps
+    t0 = time.perf_counter()
+    wb = write_wandb(Path(tempfile.mkdtemp(prefix="bench_readers_")) / "wb", cols, steps)
+    if wb is None:
+        return 1
+    print(f"writing took {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    here = Path(__file__).resolve().parents[1]
+    base = args.baseline_tree
+    print(f"wandb offline, {steps:,} steps x {args.metrics} metrics; best of {args.repeats} fresh opens (open + "
+          "metrics frame), each tree in a fresh process\n")
+    print(f"| round | today | `{base}` | before / today |\n|---|---|---|---|" if base else "| round | today |\n|---|---|")
+    for i in range(args.rounds):
+        t = baseline_open(here, "wandb", wb, args.repeats)
+        if base is None:
+            print(f"| {i + 1} | {t * 1000:,.0f} ms |")
+            continue
+        t_before = baseline_open(base, "wandb", wb, args.repeats)
+        print(f"| {i + 1} | {t * 1000:,.0f} ms | {t_before * 1000:,.0f} ms | {t_before / t:.1f}x |")
     return 0
 
 
