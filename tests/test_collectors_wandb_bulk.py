@@ -142,3 +142,9 @@ def test_what_json_refuses_or_spells_as_a_literal_is_not_a_plain_number(text):
 def test_json_numbers_says_which_lines_have_a_fraction_or_exponent():
     got = bulk.json_numbers(*bulk.lines(b"1.5\n2e3\n3\n-0\n0.0\n1E-2\n100"))
     assert got.tolist() == [True, True, False, False, True, True, False]
+
+
+def test_64_bit_offsets_give_the_same_frame(mixed_run, monkeypatch):
+    want = WandbOfflineRun(mixed_run).metrics
+    monkeypatch.setattr(bulk, "WIDE", 0)  # as for a batch of over 2 GiB (wide records): arrow's large_binary
+    pd.testing.assert_frame_equal(WandbOfflineRun(mixed_run).metrics, want)

@@ -28,6 +28,7 @@ _KEY_FIELDS = np.array([0x0A, 0x12], dtype=np.uint8)  # HistoryItem.key, History
 _NOT_FLAGS = bytes(sorted(set(range(256)) - set(b'"{[n')))  # all but how strings, dicts, lists, null begin
 BATCH = 2048  # history records decoded together
 _EXACT = 2.0**53  # a step beyond this is not exact as a float: the per-record reader takes it
+WIDE = 2**31  # bytes from which arrow's 32-bit offsets would wrap: 64-bit ones instead
 
 
 class BulkHistory:
@@ -218,9 +219,9 @@ def _joined(blob: bytes, value_at: np.ndarray, ends: np.ndarray) -> tuple[bytes,
     one), which becomes its line break."""
     if not len(value_at):
         return lines(b"")
-    joined = _spans(blob, value_at, ends + 1).take(np.arange(0, 2 * len(value_at), 2))
-    _, offsets, data = joined.buffers()
-    breaks = np.frombuffer(offsets, dtype=np.int32, count=len(value_at) + 1).astype(np.int64)
+    _, offsets, data = _spans(blob, value_at, ends + 1).take(np.arange(0, 2 * len(value_at), 2)).buffers()
+    width = np.int64 if len(blob) >= WIDE else np.int32  # as `_spans` chose
+    breaks = np.frombuffer(offsets, dtype=width, count=len(value_at) + 1).astype(np.int64)
     text = np.empty(int(breaks[-1]) + 1, dtype=np.uint8)
     text[0] = ord("\n")
     text[1:] = np.frombuffer(data, dtype=np.uint8, count=int(breaks[-1]))
@@ -241,7 +242,7 @@ def _spans(blob: bytes, begin: np.ndarray, end: np.ndarray):
     import pyarrow as pa
 
     n = len(begin)
-    wide = len(blob) >= 2**31  # 32-bit offsets would wrap
+    wide = len(blob) >= WIDE
     offsets = np.empty(2 * n, dtype=np.int64 if wide else np.int32)
     offsets[0::2], offsets[1::2] = begin, end
     bits = np.full((2 * n + 6) // 8, 0x55, dtype=np.uint8)  # valid, null, valid, ... (least significant first)
