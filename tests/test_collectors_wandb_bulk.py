@@ -148,3 +148,27 @@ def test_64_bit_offsets_give_the_same_frame(mixed_run, monkeypatch):
     want = WandbOfflineRun(mixed_run).metrics
     monkeypatch.setattr(bulk, "WIDE", 0)  # as for a batch of over 2 GiB (wide records): arrow's large_binary
     pd.testing.assert_frame_equal(WandbOfflineRun(mixed_run).metrics, want)
+
+
+@pytest.mark.parametrize("texts", [b"1.5\nNaN\n-Infinity\ntrue\n-0\nfalse\nInfinity\n2e3", b"NaN", b"true\nfalse",
+                                   b"1\nNaN\nnan", b"1\n-Infinity\n-Inf", b"Infinity\n01", b"tru\n1", b"1\nNaN\n-0.0"])
+def test_the_literals_json_reads_as_numbers_are_read_beside_plain_numbers(texts):
+    import json
+
+    try:
+        want = np.array(json.loads(b"[" + texts.replace(b"\n", b",") + b"]"), dtype=np.float64)
+    except ValueError:
+        want = None  # the records are then the per-record reader's
+    got = bulk._values(*bulk.lines(texts), texts.count(b"\n") + 1)
+    if want is None:
+        assert got is None
+    else:
+        np.testing.assert_array_equal(got, want)
+        assert (np.signbit(got) == np.signbit(want)).all()
+
+
+def test_literals_are_found_by_line_and_written_as_numbers_for_the_parse():
+    numbers, (at, values) = bulk._literals(*bulk.lines(b"1.5\nNaN\ntrue\n-Infinity"))
+    assert numbers == b"\n1.5\n111\n1111\n111111111\n" and at.tolist() == [1, 2, 3]
+    assert np.isnan(values[0]) and values[1:].tolist() == [1.0, -np.inf]
+    assert bulk._literals(*bulk.lines(b"1.5\n2")) is None and bulk._literals(*bulk.lines(b"Nope")) is None

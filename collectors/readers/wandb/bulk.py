@@ -307,25 +307,55 @@ def _repeated_key(rec: np.ndarray, local: np.ndarray, wanted: np.ndarray, n: int
 
 def _values(text: bytes, breaks: np.ndarray, count: int) -> np.ndarray | None:
     """The texts, one per line (see `lines`), as floats; None unless that gives `count` numbers (the
-    records then go to the per-record reader). Texts that are all plain JSON numbers (`json_numbers`) are
-    parsed by arrow's string-to-float cast (its parser rounds correctly, as Python's does), 10x faster
-    than json.loads here; anything else (NaN, Infinity, true, false) by one json.loads of them all."""
+    records then go to the per-record reader). Texts that are all plain JSON numbers (`json_numbers`),
+    or the few literals Python's json reads as numbers (NaN, Infinity, -Infinity, true, false) among them,
+    are parsed by arrow's string-to-float cast (its parser rounds correctly, as Python's does), 10x faster
+    than json.loads here; anything else by one json.loads of them all."""
     import json
 
-    if (plain := json_numbers(text, breaks)) is not None:
+    plain, literals = json_numbers(text, breaks), None
+    if plain is None and (found := _literals(text, breaks)) is not None:
+        numbers, literals = found
+        plain = json_numbers(numbers, breaks)
+    if plain is not None:
         try:
-            out = _arrow_floats(text, breaks)
+            out = _arrow_floats(text if literals is None else numbers, breaks)
         except (ValueError, TypeError):
             out = None
         if out is not None and out.shape == (count,):
             negative_zero = np.flatnonzero((out == 0) & np.signbit(out))
             out[negative_zero[~plain[negative_zero]]] = 0.0  # JSON's -0 is the integer 0, not the float -0.0
+            if literals is not None:
+                out[literals[0]] = literals[1]
             return out
     try:
         out = np.array(json.loads(b"[" + text[1:-1].replace(b"\n", b",") + b"]"), dtype=np.float64)
     except (ValueError, TypeError, OverflowError):
         return None
     return out if out.shape == (count,) else None
+
+
+_LITERALS = {b"NaN": np.nan, b"Infinity": np.inf, b"-Infinity": -np.inf, b"true": 1.0, b"false": 0.0}
+
+
+def _literals(text: bytes, breaks: np.ndarray) -> tuple[bytes, tuple[np.ndarray, np.ndarray]] | None:
+    """The lines (see `lines`) that are JSON literals Python's json reads as numbers (a logged NaN, an
+    infinity, a bool): (the text with each of them written as a number of 1s, (their lines, their values)),
+    or None when there is none or a line begins like one and is something else."""
+    arr = np.frombuffer(text, dtype=np.uint8)
+    first = breaks[:-1] + 1
+    c0, c1 = arr[first], arr[first + 1]
+    lines = np.flatnonzero(np.isin(c0, np.frombuffer(b"NItf", dtype=np.uint8)) | ((c0 == ord("-")) & (c1 == ord("I"))))
+    if not len(lines):
+        return None
+    numbers, values = bytearray(text), []
+    for line, begin, end in zip(lines.tolist(), first[lines].tolist(), breaks[lines + 1].tolist(), strict=True):
+        value = _LITERALS.get(text[begin:end])
+        if value is None:
+            return None
+        numbers[begin:end] = b"1" * (end - begin)
+        values.append(value)
+    return bytes(numbers), (lines, np.array(values, dtype=np.float64))
 
 
 # byte classes of a JSON number, and which class may follow which (a line break ends a number; a number
