@@ -6,8 +6,8 @@ field 2, then the value's JSON text, field 16; lengths under 128), then `History
 records joined in one buffer, the headers are read and the items walked for all records per round, the
 layouts checked; keys and value texts are then handed to arrow as ranges of that buffer (a binary array
 over it, nothing cut out in Python): keys numbered by its hash table, texts gathered one per line, checked
-to be plain JSON numbers on byte classes (`bytes.translate`) and parsed by its string-to-float cast (else
-one `json.loads`).
+to be plain JSON numbers on byte classes (`bytes.translate`) and parsed by its string-to-float cast (a
+logged NaN, infinity or bool among them too; anything else by one `json.loads`).
 
 A record is left to the per-record reader (`fallback`) when any of its items has another layout (media,
 nested dicts, a key of several parts), any value is a string, dict, list or null, a key repeats, its step is
