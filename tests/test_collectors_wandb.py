@@ -146,3 +146,23 @@ def test_discovery_finds_offline_runs_inside_a_wandb_folder(offline_run):
     root = offline_run.parent.parent  # the folder that holds wandb/, as a user's project folder does
     found = discover_runs(root)
     assert [(r.path, r.source) for r in found] == [(offline_run, "wandb")]
+
+
+def test_the_type_read_off_a_record_s_first_bytes_is_the_one_its_fields_say(offline_run):
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    from collectors.readers.wandb.framing import RecordReader, leading_type
+    from collectors.readers.wandb.history import record_type
+
+    types = frozenset(f.number for f in pb.Record.DESCRIPTOR.oneofs_by_name["record_type"].fields)
+    real = RecordReader(wandb_file(offline_run)).read()
+    rng = np.random.default_rng(0)  # and byte strings made up to look like a record's beginning, or not
+    made = [bytes(rng.choice([0x08, 0x12, 0x1A, 0x8A, 0x01, 0x80, 0xFF, 0x00], size=n)) for n in rng.integers(0, 12, 3000)]
+    raws = real + made
+    at = np.cumsum([0] + [len(r) for r in raws[:-1]])
+    got = leading_type(np.frombuffer(b"".join(raws) + bytes(16), dtype=np.uint8), at,
+                       np.array([len(r) for r in raws]), types)
+    want = [record_type(r, types) for r in raws]
+    assert all(g == -1 or g == w for g, w in zip(got.tolist(), want, strict=True))  # never another type
+    # wandb's own records nearly all told at once (the rest, a control field first, by record_type)
+    assert (got[:len(real)] >= 0).mean() > 0.99 and (got[len(real):] >= 0).any()
