@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -140,6 +142,36 @@ def test_sample_parts_of_different_types_still_concatenate(tmp_path):
     assert samples["reward"].tolist()[1] == 1.0  # numeric text casts
     assert run.samples()["step"].tolist() == [0, 1]  # a second query still reads the part
     assert sum("'completion' (list<" in p.message for p in run.problems) == 1, run.problems
+
+
+
+def test_a_samples_part_whose_footer_gives_the_step_another_type_is_skipped_not_fatal(tmp_path):
+    """One flipped byte in a footer (fuzz case grpo 8672) made the step chunk's type UNKNOWN: pyarrow then
+    aborted the whole process (a C++ exception nothing catches) when the reader asked for its statistics. The
+    reader runs in a child process, so a regression fails this test instead of killing the suite."""
+    folder = tmp_path / "r"
+    with RunWriter(folder) as w:
+        for step in (0, 1):
+            w.log_step(step, {"loss/total": 1.0})
+            w.log_samples([{"step": step, "group": 0, "sample": 0, "reward": 1.0, "completion": f"c{step}"}])
+            w.flush()  # a part per step
+    first, *_ = sorted((folder / "samples").glob("*.parquet"))
+    data = bytearray(first.read_bytes())
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    assert pq.read_schema(first).names[0] == "step"
+    # the first column chunk's metadata (struct field 3 of ColumnChunk) opens with field 1, its type: INT64 is
+    # zigzag 4; 0x24 is a type no Parquet writer knows
+    at = data.index(b"\x1c\x15\x04", footer) + 2
+    data[at] = 0x24
+    first.write_bytes(bytes(data))
+    assert pq.ParquetFile(first).metadata.row_group(0).column(0).physical_type == "UNKNOWN"
+    code = (f"from collectors import load_run\nrun = load_run({str(folder)!r})\n"
+            "print(sorted(run.samples()['completion']), [p.message for p in run.problems])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                         cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    kept, problems = out.stdout.strip().split("] [")
+    assert kept == "['c1'" and "unreadable Parquet part skipped" in problems, out.stdout
 
 
 # -- training_args.bin: never unpickled for real, refused in one line ----------------------------------------

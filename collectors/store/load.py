@@ -231,7 +231,11 @@ class NativeRun(Run):
             try:
                 md = pq.ParquetFile(q.path).metadata
                 idx = md.schema.to_arrow_schema().get_field_index("step")
-                stats = [md.row_group(i).column(idx).statistics for i in range(md.num_row_groups)] if idx >= 0 else []
+                chunks = [md.row_group(i).column(idx) for i in range(md.num_row_groups)] if idx >= 0 else []
+                # a chunk whose type disagrees with the schema's (a damaged footer) aborts the whole process
+                # when its statistics are built (pyarrow 26 throws a C++ exception that nothing catches)
+                typed = idx >= 0 and all(c.physical_type == md.schema.column(idx).physical_type for c in chunks)
+                stats = [c.statistics for c in chunks] if typed else []
                 ok = stats and all(s is not None and s.has_min_max for s in stats)
                 self._sample_steps[q.path] = (int(min(s.min for s in stats)), int(max(s.max for s in stats))) \
                     if ok else None
