@@ -78,11 +78,25 @@ def same_text_share(s: pd.DataFrame, last_steps: int = 20) -> tuple[float, int] 
     steps = s["step"].to_numpy()
     last = np.unique(steps)[-last_steps:]
     keep = np.isin(steps, last)
-    group_id, _ = pd.factorize(pd.Series(list(zip(steps[keep].tolist(), s["group"].to_numpy()[keep].tolist()))))
+    group_id = _pair_codes(steps[keep], s["group"].to_numpy()[keep])
     text_id, texts = pd.factorize(s["completion"].to_numpy(dtype=object)[keep], use_na_sentinel=False)
     pairs = np.unique(group_id.astype(np.int64) * max(1, len(texts)) + text_id)
     distinct = np.bincount(pairs // max(1, len(texts)))
     return float((distinct == 1).mean()), len(distinct)
+
+
+def _pair_codes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A code per distinct (a, b) pair: one integer key when both hold non-negative integers (the usual step
+    and group), else the tuples factorized. a, b: (N,) -> (N,) int"""
+    try:
+        ai, bi = a.astype(np.int64), b.astype(np.int64)
+        exact = (ai == a).all() and (bi == b).all() and ai.min() >= 0 and 0 <= bi.min() and bi.max() < 2**31 \
+            and ai.max() < 2**62 // (int(bi.max()) + 1)  # the key a * (max b + 1) + b fits in int64
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if exact:
+        return pd.factorize(ai * (int(bi.max()) + 1) + bi)[0]
+    return pd.factorize(pd.Series(list(zip(a.tolist(), b.tolist()))))[0]
 
 
 @rule("low_diversity", "low entropy / low temperature: little in-group diversity", "low_diversity", recheck_rows=RECHECK_LONG)
