@@ -103,6 +103,26 @@ def train_step_s(steps: int) -> float:
         return float(load_run(f"{d}/run").metrics["perf/step_s"].median())
 
 
+def in_loop(steps: int) -> tuple[float, float, int, float]:
+    """Train the default preset `steps` steps with the guard checking every 10 steps whatever it costs (no
+    budget): (seconds the guard spent, seconds of the training loop, checks, median step seconds). Checks and
+    steps interleave in one process, so a shared machine's load weighs on both alike."""
+    import tempfile
+
+    from grpo_core.config import build_config
+    from grpo_core.guard import TrainGuard
+    from grpo_core.train import train
+
+    with tempfile.TemporaryDirectory() as d:
+        cfg = build_config(None, None, [("out", f"{d}/run"), ("steps", str(steps)), ("log.progress", "false")])
+        guard = TrainGuard(every=10, budget=None, write=lambda line: None)
+        t0 = time.perf_counter()
+        train(cfg, guard=guard)
+        wall = time.perf_counter() - t0
+        step_s = load_run(f"{d}/run").metrics["perf/step_s"]
+        return guard.guard.pacer.spent, float(step_s.sum()), guard.guard.watcher.checks, float(step_s.median())
+
+
 def replay(folder: Path) -> list[float]:
     """Seconds of each check while `folder`'s run is fed a step at a time, checked every 10 steps."""
     run = open_run(folder)
@@ -146,6 +166,8 @@ def main() -> int:
     ap.add_argument("--no-one-shot", action="store_true", help="skip the one-shot diagnose of the whole run")
     ap.add_argument("--replay", action="store_true", help="also replay each sample run, checking every 10 steps")
     ap.add_argument("--per-rule", action="store_true", help="also time each rule alone on the longest run's view")
+    ap.add_argument("--in-loop", type=int, default=0, metavar="STEPS",
+                    help="also train the default preset STEPS steps with the guard checking every 10 steps")
     args = ap.parse_args()
     import tempfile
 
@@ -171,6 +193,11 @@ def main() -> int:
         print(f"default preset: median step {step_s * 1e3:.1f} ms; a check every 10 steps (mean) adds "
               f"{per_step * 1e3:.2f} ms a step = {100 * per_step / step_s:.2f}% of a step; within a 1% budget "
               f"the pacer checks every {max(10, int(np.ceil(c / (0.01 * step_s - add_s))))} steps")
+    if args.in_loop:
+        spent, loop, checks, med = in_loop(args.in_loop)
+        print(f"in the loop, {args.in_loop} steps of the default preset, a check every 10: the guard spent "
+              f"{spent * 1e3:.0f} ms ({checks} checks and {args.in_loop} adds) against {loop:.2f} s of steps "
+              f"(median step {med * 1e3:.1f} ms) = {100 * spent / loop:.2f}% of the training time")
     if args.per_rule:
         print("\n| rule | median |\n|---|---|")
         for rid, t in per_rule(last, max(args.repeats, 15)):

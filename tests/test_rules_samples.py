@@ -119,3 +119,50 @@ def test_same_text_share_equals_the_groupby_on_every_sample_run(run):
     if s is None:
         pytest.skip("no samples")
     assert same_text_share(s) == pytest.approx(groupby_same_text_share(s))
+
+
+def groupby_zero_variance_examples(s: pd.DataFrame, step: int, k: int = 3) -> list[dict]:
+    """The plain pandas reading: groupby group at the last step <= `step`, nunique of the rewards."""
+    s = s[s["step"] <= step]
+    s = s[s["step"] == s["step"].max()]
+    out = []
+    for g, rows in s.groupby("group", sort=True):
+        if rows["reward"].nunique(dropna=False) == 1:
+            ex = {"step": int(rows["step"].iloc[0]), "group": int(g), "reward": float(rows["reward"].iloc[0]),
+                  "responses": len(rows)}
+            for col in ("prompt", "completion"):
+                if col in rows and rows[col].notna().any():
+                    ex[col] = str(rows[col].dropna().iloc[0])[:200]
+            out.append(ex)
+        if len(out) >= k:
+            break
+    return out
+
+
+def _examples(s: pd.DataFrame, step: int) -> list[dict]:
+    from types import SimpleNamespace
+
+    from dashboard.diagnosis.rules.reward import zero_variance_examples
+
+    return zero_variance_examples(SimpleNamespace(samples=lambda: s), step)
+
+
+def test_zero_variance_examples_by_hand():
+    s = pd.DataFrame({"step": [3, 3, 3, 3, 3, 3, 5], "group": [2, 2, 0, 0, 1, 1, 0],
+                      "reward": [1.0, 1.0, 0.0, 1.0, np.nan, np.nan, 0.0],
+                      "prompt": ["p2", "p2", "p0", "p0", "p1", "p1", "q"], "completion": [None, "b", "c", "d", "e", "f", "g"]})
+    # at step 4 the last step is 3: group 0 has spread; group 1 (both rewards missing) and group 2 (1, 1) have none
+    got = _examples(s, 4)
+    assert [(e["group"], e["responses"]) for e in got] == [(1, 2), (2, 2)]
+    assert got[1]["completion"] == "b" and got[1]["reward"] == 1.0  # the first text there is, not None
+
+
+@pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
+def test_zero_variance_examples_equal_the_groupby_on_every_sample_run(run):
+    s = open_run(run).samples()
+    if s is None or not len(s):
+        pytest.skip("no samples")
+    for step in (int(s["step"].min()), int(s["step"].median()), int(s["step"].max())):
+        for frame_ in (s, s.assign(reward=0.0)):
+            got, want = _examples(frame_, step), groupby_zero_variance_examples(frame_, step)
+            assert got == want
