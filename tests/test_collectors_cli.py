@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,17 @@ def test_a_reader_named_for_a_folder_it_finds_nothing_in_is_a_one_line_error(tmp
     assert diagnose_main([str(tmp_path / "train.log"), "--source", "kvtext"]) == 3  # opened, nothing to judge
     out = capsys.readouterr().out
     assert "train.log: no two lines with 3 or more `Name: number` pairs under the same names yet" in out
+
+
+def test_grpo_diagnose_into_a_closed_pipe_ends_without_a_traceback():
+    """`grpo-diagnose RUNS --format json | head -1`: the reader leaves after one line; the rest (140 KB, more than
+    a pipe holds, so the write certainly fails) is dropped without a traceback."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    runs = [str(p) for p in sorted((root / "sample_runs").iterdir()) if p.is_dir()]
+    proc = subprocess.run(f"{sys.executable} -m dashboard.diagnosis.cli {' '.join(runs)} --format json | head -1",
+                          check=False, shell=True, capture_output=True, text=True, cwd=root, timeout=300)
+    assert proc.stdout == "{\n"
+    assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -122,6 +123,14 @@ def user_map(pairs: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `grpo-diagnose ... | head`: the reader left; no traceback for that
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush does not fail again
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
     args = parse_args(argv)
     if args.map:
         try:
