@@ -194,16 +194,22 @@ class BoundedHistory:
             out.append((step, {names[j]: float(v) for j, v in enumerate(vec) if not math.isnan(v) or j in nan_ok}))
         return out
 
-    def frame(self) -> tuple[pd.DataFrame, dict[str, set[int]]]:
-        """(metrics frame with `step` first, {metric: steps whose value is a logged NaN})."""
+    def matrix(self) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, set[int]]]:
+        """(steps (R,) int64, values (R, C) float64 with NaN where not logged, the C metric names, {metric: steps
+        whose value is a logged NaN}): the view without a DataFrame (a live guard's check reads columns of it)."""
         steps, values = self._matrix()
-        frame = pd.DataFrame(values, columns=list(self.columns), copy=False)
-        frame.insert(0, "step", steps)
         names = list(self.columns)
         nan_at: dict[str, set[int]] = {}
         for step, js in self._logged_nan().items():
             for j in js:
                 nan_at.setdefault(names[j], set()).add(step)
+        return steps, values, names, nan_at
+
+    def frame(self) -> tuple[pd.DataFrame, dict[str, set[int]]]:
+        """(metrics frame with `step` first, {metric: steps whose value is a logged NaN})."""
+        steps, values, names, nan_at = self.matrix()
+        frame = pd.DataFrame(values, columns=names, copy=False)
+        frame.insert(0, "step", steps)
         return frame, nan_at
 
 
