@@ -270,3 +270,36 @@ def test_dashboard_shows_a_stopped_run_and_its_guard_events():
     e = {"event": "stop", "step": 10, "severity": "critical", "title": "Reward is constant", "rule_id": "reward_constant"}
     assert guard_event_line(e) == "🛑 step 10: stopped the run: **Reward is constant** (reward\\_constant)"
     assert guard_event_line({**e, "event": "new"}).startswith("🔴 step 10: found: ")
+
+
+class _FrameView:
+    """The guard's view given as a DataFrame (the one-shot diagnosis's way in), to compare with its matrix."""
+
+    nan_known = True
+
+    def __init__(self, view) -> None:
+        self.metrics, self.nan_at, self.meta, self.samples = view.metrics, view.nan_at, view.meta, view.samples
+
+
+def _outputs(d) -> str:
+    from dashboard.diagnosis.engine import judge
+
+    out = {rid: (o.reason if isinstance(o, NotJudged) else [f.to_dict() for f in o]) for rid, o in judge(d).items()}
+    return json.dumps(out, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.iterdir() if (p / "run.json").exists()))
+def test_rules_read_the_guard_matrix_as_they_read_a_frame(name):
+    """Every rule's output on the guard's view read as a matrix (context.RunData without a DataFrame) equals its
+    output on the same view as a DataFrame, at a few points of each sample run (short view, and whole run)."""
+    from dashboard.diagnosis.context import RunData
+
+    run = open_run(SAMPLES / name)
+    w = Watcher(config=run.meta.config, source=run.meta.source)
+    rows = run.metrics.to_dict("records")
+    for i, row in enumerate(rows):
+        step = int(row.pop("step"))
+        w.add(step, {k: v for k, v in row.items() if not math.isnan(v)})
+        if i in (25, len(rows) - 1):
+            view = w.view()
+            assert _outputs(RunData(view)) == _outputs(RunData(_FrameView(view)))

@@ -54,10 +54,24 @@ class RunData:
     """A run prepared for the rules. `col(name)` is a float64 (T,) array, or None when not logged."""
 
     def __init__(self, run: Any, memo: Mapping[str, Any] | None = None) -> None:
-        """memo: facts already known of this run (a live guard carries its slow trends between checks)."""
+        """memo: facts already known of this run (a live guard carries its slow trends between checks).
+
+        A run with `.matrix` = (steps (T,) increasing int64, values (T, C) float64, C names) is read from that
+        block instead of `.metrics`: a live guard's view is already clean and numeric, and building and reading a
+        DataFrame was a third of its check inside a training loop (benchmarks/README.md, "Guard")."""
         self.run = run
-        self.metrics = _clean_metrics(getattr(run, "metrics", None))
-        self.steps = self.metrics["step"].to_numpy()
+        block = getattr(run, "matrix", None)
+        if block is not None:
+            steps, values, names = block
+            self.steps = np.asarray(steps, dtype=np.int64)
+            self._columns = np.ascontiguousarray(np.asarray(values, dtype=np.float64).T)  # (C, T): a column is a row
+            self._names = list(names)
+            self._index = {n: j for j, n in enumerate(self._names)}
+            self._metrics: pd.DataFrame | None = None
+        else:
+            self._columns, self._names, self._index = None, None, None
+            self._metrics = _clean_metrics(getattr(run, "metrics", None))
+            self.steps = self._metrics["step"].to_numpy()
         meta = getattr(run, "meta", None)
         config = getattr(meta, "config", None)
         self.config: Mapping[str, Any] = config if isinstance(config, Mapping) else {}
@@ -83,9 +97,35 @@ class RunData:
     def n(self) -> int:
         return len(self.steps)
 
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """The cleaned metrics frame (`step` first); built on first use for a run given as a matrix."""
+        if self._metrics is None:
+            self._metrics = pd.DataFrame(self._columns.T, columns=self._names, copy=False)
+            self._metrics.insert(0, "step", self.steps)
+        return self._metrics
+
+    def metric_names(self) -> list[str]:
+        """The metric columns (not `step`, not the reader's `_` columns), in the run's order."""
+        names = self._names if self._names is not None else list(self.metrics.columns)
+        return [c for c in names if c != "step" and not str(c).startswith("_")]
+
+    def inf_columns(self) -> dict[str, bool]:
+        """{numeric column: holds an inf}; a column that is not numeric is absent (its values need a look)."""
+        if self._columns is not None:
+            return dict(zip(self._names, np.isinf(self._columns).any(axis=1).tolist(), strict=True))
+        # select_dtypes, not metrics[names]: a list of names becomes a fixed-width numpy string array, and one
+        # 5 MB column name (a log line without newlines) made that 36 x 21 MB
+        numeric = self.metrics.select_dtypes("number")
+        return dict(zip(numeric.columns, np.isinf(numeric.to_numpy(np.float64)).any(axis=0), strict=True))
+
     def values(self, name: str) -> np.ndarray | None:
         """The column as float64 (T,), strings and nulls NaN, without col()'s judgement; None when absent."""
         if name not in self._values:
+            if self._columns is not None:
+                j = self._index.get(name)
+                self._values[name] = None if j is None else self._columns[j]
+                return self._values[name]
             c = self.metrics.get(name)
             if c is not None:
                 # a float64 column is already what to_numeric would return; skip its Series round trip (a live

@@ -69,12 +69,20 @@ class _State:
 
 
 class _View:
-    """What engine.diagnose needs of a run (context.RunData): metrics, meta, nan_at, samples()."""
+    """What the rules need of a run (context.RunData): the metrics as a matrix (steps, values, names), meta,
+    nan_at, samples(). `metrics` (a DataFrame) is built only for a caller that asks for it."""
 
     nan_known = True
 
-    def __init__(self, metrics: pd.DataFrame, nan_at: dict, meta: Any, samples) -> None:
-        self.metrics, self.nan_at, self.meta, self._samples = metrics, nan_at, meta, samples
+    def __init__(self, matrix: tuple[np.ndarray, np.ndarray, list[str]], nan_at: dict, meta: Any, samples) -> None:
+        self.matrix, self.nan_at, self.meta, self._samples = matrix, nan_at, meta, samples
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        steps, values, names = self.matrix
+        frame = pd.DataFrame(values, columns=names, copy=False)
+        frame.insert(0, "step", steps)
+        return frame
 
     def samples(self) -> pd.DataFrame | None:
         return self._samples()
@@ -212,8 +220,8 @@ class Watcher:
         return [st.finding for st in self.states.values() if st.confirmed]
 
     def view(self) -> _View:
-        frame, nan_at = self.history.frame()
-        return _View(frame, nan_at, self.meta, self._view_samples)
+        steps, values, names, nan_at = self.history.matrix()
+        return _View((steps, values, names), nan_at, self.meta, self._view_samples)
 
     def _view_samples(self) -> pd.DataFrame | None:
         if self._run_samples is not None:

@@ -137,14 +137,10 @@ def non_finite(d: RunData):
         return NotJudged("non_finite", "the run has no metric rows")
     bad_at: dict[str, np.ndarray] = {}
     nan_mask = _logged_nans(d)
-    names = [c for c in d.metrics.columns if c != "step" and not c.startswith("_")]
-    # select_dtypes, not metrics[names]: a list of names becomes a fixed-width numpy string array, and one
-    # 5 MB column name (a log line without newlines) made that 36 x 21 MB
-    numeric = d.metrics.select_dtypes("number")
     # one pass over the float block for inf (a guard check runs this every few steps); then per column only
     # where there is something to look at: an inf, a watched metric's NaN, a column that is not numeric
-    has_inf = dict(zip(numeric.columns, np.isinf(numeric.to_numpy(np.float64)).any(axis=0), strict=True))
-    for name in names:
+    has_inf = d.inf_columns()
+    for name in d.metric_names():
         if not (has_inf.get(name, name not in has_inf) or name in NON_FINITE_WATCH):
             continue
         if d.nan_at is None and d.col(name) is None:
