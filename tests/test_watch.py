@@ -140,10 +140,10 @@ def test_a_rule_of_a_long_window_is_judged_again_after_a_tenth_of_the_view(slow_
             w.check()
             if len(slow_rule) > n:
                 judged_at.append(s + 1)  # rows seen
-    # rows 10..90: a tenth of the view is under 10 rows, so every check; then the gap grows with the view (rows
-    # 100 -> 10 rows, 200 -> 20, ...) up to 48 rows once the view holds its 480 (60 + 120 + 300) rows
-    assert judged_at[:10] == [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
-    assert judged_at[10:14] == [120, 140, 160, 180]  # at 110 rows a tenth is 11 and only 10 are new: too soon
+    # up to 300 rows a tenth of the view is at most 30 rows: the 30-row floor (every third check); then a tenth
+    # (320 -> 32 rows, rounded up to the next check: 40) up to 48 rows once the view holds its 480 (60 + 120 + 300)
+    assert judged_at[:10] == [10, 40, 70, 100, 130, 160, 190, 220, 250, 280]
+    assert judged_at[10:14] == [320, 360, 400, 450]  # at 310 only 30 rows are new and a tenth of 310 is 31
     gaps = np.diff(judged_at)
     assert gaps.max() == 50 and all(g == 50 for g in gaps[-5:])  # 48 rows, rounded up to whole checks
     n = len(slow_rule)
@@ -152,24 +152,49 @@ def test_a_rule_of_a_long_window_is_judged_again_after_a_tenth_of_the_view(slow_
     assert len(slow_rule) == n + 1
 
 
-def test_a_finding_of_a_rule_not_due_keeps_its_streak(slow_rule):
-    """Between its judgements the rule's finding is neither confirmed nor cleared by checks that did not judge it:
-    three sightings are three judgements."""
+def test_a_slow_rule_confirms_at_every_check_then_keeps_its_cadence(slow_rule):
+    """A rule of a long window that finds something is judged at every check until its finding is confirmed (the
+    cadence never delays a confirmation); a confirmed finding is judged at the cadence again, and checks that did
+    not judge it neither clear it nor count for it."""
     w = Watcher(rules=["test_slow"], hold=3)
-    for s in range(300):
-        w.add(s, {"test/slow": 0.0})
-    w.check()
-    sightings, new_at = 0, None
-    for s in range(300, 600):
-        w.add(s, {"test/slow": 1.0})
+    judged, new, cleared = [], [], []
+    for s in range(1000):
+        w.add(s, {"test/slow": 1.0 if 300 <= s < 600 else 0.0})
         if s % 10 == 9:
             n = len(slow_rule)
             u = w.check()
-            sightings += len(slow_rule) > n
-            if u and u.new and new_at is None:
-                new_at = (s, sightings)
-    assert new_at is not None and new_at[1] == 3  # confirmed at its third judgement, not its third check
-    assert new_at[0] > 300 + 30  # which came later than three checks
+            if len(slow_rule) > n:
+                judged.append(s)
+            new += [s for _ in (u.new if u else [])]
+            cleared += [s for _ in (u.cleared if u else [])]
+    # judged at 279, then 30+ rows later: 319 (a tenth of 320 rows is 32: 40 rounded up to whole checks) sees it
+    # first; 329 and 339 confirm it (three in a row, 20 steps apart)
+    assert [j for j in judged if 279 <= j <= 339] == [279, 319, 329, 339] and new == [339]
+    confirmed_judgements = [j for j in judged if 339 < j < 600]
+    assert len(confirmed_judgements) <= 6  # 26 checks, judged every 40-50 rows: 379, 419, 459, 509, 559
+    # cleared at its second judgement without it (at least 20 steps after the first), not at a check between
+    first_absent = min(j for j in judged if j >= 600)
+    second_absent = min(j for j in judged if j > first_absent)
+    assert cleared == [second_absent] and second_absent - first_absent >= 20
+
+
+def test_two_checks_far_enough_apart_confirm_and_clear_a_finding(flag_rules):
+    """hold_steps by hand: checks 25 steps apart (a paced guard) confirm at the second sighting and clear at the
+    second absence; checks 10 steps apart still need three."""
+    w = Watcher(rules=["test_flag"], hold=3)
+    assert w.hold_steps == 20
+    events = []
+    for s in range(0, 200):
+        w.add(s, {"test/flag": 1.0 if s < 100 else 0.0})
+        if s % 25 == 0 and (u := w.check()):
+            events += [("new", s) for _ in u.new] + [("cleared", s) for _ in u.cleared]
+    assert events == [("new", 25), ("cleared", 125)]
+    w = Watcher(rules=["test_flag"], hold=3)
+    for s in range(0, 100):
+        w.add(s, {"test/flag": 1.0})
+        if s % 10 == 0 and (u := w.check()) and u.new:
+            assert s == 20
+            break
 
 
 def test_pacer_without_budget_checks_every_n_steps():

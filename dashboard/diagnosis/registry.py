@@ -26,6 +26,11 @@ SYMPTOMS = ("reward_flat", "reward_up_eval_down", "kl_clip_explode", "entropy_co
 # every check, as for the other rules; on the guard's bounded view (at most ~480 rows) at most every 48 rows.
 # The one-shot diagnosis ignores this.
 RECHECK_LONG = 10  # recheck_rows = 10: again after len(view) / 10 new rows
+# ... and never before 30 new rows: under 300 rows a tenth is a check or two, and the symptoms these rules report
+# need more than that to change (their detectors want sustained stretches of 20+ points). Judged every check early
+# on, they were half of what a short run's guard cost; two judgements 30 rows apart also hold long enough to count
+# (guard/watch.py, hold_steps).
+RECHECK_MIN_ROWS = 30
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,8 @@ class Rule:
     symptom: str  # the notes' words, shown with every finding
     fn: Callable[..., list[Finding] | NotJudged]
     symptom_id: str | None = None  # one of SYMPTOMS; None for a configuration audit that is no symptom
-    recheck_rows: int = 0  # a live guard judges it again after len(view) / recheck_rows new rows (0: every check)
+    recheck_rows: int = 0  # a live guard judges it again after max(len(view) / recheck_rows, RECHECK_MIN_ROWS) new
+    # rows (0: every check)
 
 
 RULES: dict[str, Rule] = {}

@@ -8,9 +8,11 @@
 
 The rules (dashboard.diagnosis.diagnose) run on a bounded view of the run (history.BoundedHistory), so one
 check costs the same at any run length. A finding is known by (rule id, severity): its title may change
-as numbers move. It is *confirmed* when it has held `hold` checks in a row, each on new steps, and only a
-confirmed finding is reported or may stop a run; it clears after `hold` checks in a row without it. That
-is how a transient (one bad stretch the rules flag once) neither alarms nor stops a run. A rule that
+as numbers move. It is *confirmed* when it has held `hold` judgements of its rule in a row, each on new steps,
+or two in a row at least `hold_steps` steps apart (what `hold` checks 10 steps apart span: judgements further
+apart, because the pacer spaced the checks or the rule is one of a long window judged every 30+ rows, need not
+wait for a third). Only a confirmed finding is reported or may stop a run; it clears the same way, once absent.
+That is how a transient (one bad stretch the rules flag once) neither alarms nor stops a run. A rule that
 raises is reported once as an error and never counts for stopping: the guard must not stop a run on its
 own bug.
 """
@@ -32,9 +34,10 @@ from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.engine import collect, judge
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
 from dashboard.diagnosis.guard.history import BoundedHistory
-from dashboard.diagnosis.registry import RULES
+from dashboard.diagnosis.registry import RECHECK_LONG, RECHECK_MIN_ROWS, RULES
 
 HOLD_CHECKS = 3  # checks in a row a finding must hold to count (with checks every 10 steps: >= 20 steps)
+CHECK_EVERY = 10  # the trainers' default cadence; `hold` checks at it span (hold - 1) * 10 steps
 SAMPLE_STEPS = 5  # the recent steps whose samples the sample rules see (their cost grows with the rows)
 RULE_FAILED = "the rule failed"  # how engine.diagnose words a rule that raised (NotJudged.reason)
 STOP_SEVERITIES = ("critical", "warning")
@@ -63,9 +66,10 @@ class Update:
 @dataclass
 class _State:
     finding: Finding
-    streak: int = 0  # checks in a row it held
-    absent: int = 0  # checks in a row it did not
+    streak: int = 0  # judgements in a row it held
+    absent: int = 0  # judgements in a row it did not
     confirmed: bool = False
+    since: int | None = None  # the last step seen at the first judgement of the current streak (or absence)
 
 
 class _View:
@@ -93,11 +97,14 @@ class Watcher:
 
     def __init__(self, config: Mapping[str, Any] | None = None, source: str = "", stop_on: str | None = None,
                  hold: int = HOLD_CHECKS, rules: list[str] | None = None,
-                 history: BoundedHistory | None = None) -> None:
+                 history: BoundedHistory | None = None, hold_steps: int | None = None) -> None:
+        """hold_steps: the span two judgements in a row must cover to confirm (or clear) a finding without
+        waiting for `hold` of them; default (hold - 1) * CHECK_EVERY."""
         if stop_on is not None and stop_on not in STOP_SEVERITIES:
             raise ValueError(f"stop_on must be one of {', '.join(STOP_SEVERITIES)} or None, got {stop_on!r}")
         self.meta = SimpleNamespace(config=dict(config or {}), source=source)
         self.stop_on, self.hold, self.rules = stop_on, max(1, int(hold)), rules
+        self.hold_steps = (self.hold - 1) * CHECK_EVERY if hold_steps is None else max(0, int(hold_steps))
         self.history = history or BoundedHistory()
         self.states: dict[tuple[str, str], _State] = {}
         self.failed_rules: set[str] = set()
@@ -110,7 +117,8 @@ class Watcher:
         self._resumes = 0  # follow(): the run's resume count; a new resume may rewrite steps already read
         self._outputs: dict[str, list[Finding] | NotJudged] = {}  # each rule's last output
         self._judged_at: dict[str, int] = {}  # rule id -> history.steps_seen when it was last judged
-        self._carried: dict[str, Any] = {}  # the slow facts (trends) of the last check that judged a slow rule
+        self._carried: dict[str, Any] = {}  # the slow facts (trends) of the last check that computed them
+        self._carried_at = 0  # history.steps_seen then
 
     # -- feeding ----------------------------------------------------------------------------
     def add(self, step: int, metrics: Mapping[str, Any], samples: list[dict] | None = None) -> None:
@@ -140,6 +148,7 @@ class Watcher:
             self.history, self._rows_read = BoundedHistory(self.history.head_size, self.history.tail_size,
                                                            self.history.max_bins), 0
             self._judged_at.clear()  # every rule is judged afresh on the rows read again
+            self._carried, self._carried_at = {}, 0
         chunk = frame.iloc[self._rows_read:]
         nan_at = run.nan_at if getattr(run, "nan_known", False) else None
         for row in _records(chunk, nan_at):
@@ -172,47 +181,64 @@ class Watcher:
 
     def _judge(self, final: bool) -> tuple[set[str], np.ndarray]:
         """Judge the rules that are due (registry.RECHECK_LONG); keep each rule's output. Returns (the rule ids
-        judged now, the view's steps). A check that judges no slow rule reuses the slow facts (the reward and
-        eval trends) of the last one that did, so the fast rules' "is the run improving?" costs nothing."""
+        judged now, the view's steps). The slow facts (the reward and eval trends) behind the fast rules' "is the
+        run improving?" are carried from the last check that computed them while the rows since are under a tenth
+        of the view (the cadence of the long rules without their 30-row floor); early in a run that is never, and
+        they are computed afresh."""
         rows, view_rows = self.history.steps_seen, len(self.history)
+        # a rule whose finding waits to be confirmed is judged at every check: the cadence saves re-finding
+        # nothing, never delays confirming (or dropping) what was just seen
+        pending = {rid for (rid, _), st in self.states.items() if not st.confirmed}
         due = {rid for rid, r in RULES.items() if (self.rules is None or rid in self.rules) and
-               (final or not r.recheck_rows or rid not in self._judged_at or
-                rows - self._judged_at[rid] >= view_rows // r.recheck_rows)}
+               (final or not r.recheck_rows or rid not in self._judged_at or rid in pending or
+                rows - self._judged_at[rid] >= max(view_rows // r.recheck_rows, RECHECK_MIN_ROWS))}
         slow = any(RULES[rid].recheck_rows for rid in due)
-        d = RunData(self.view(), memo=None if slow else self._carried)
+        fresh = slow or rows - self._carried_at >= view_rows // RECHECK_LONG
+        d = RunData(self.view(), memo=None if fresh else self._carried)
         self._outputs.update(judge(d, due))
         for rid in due:
             self._judged_at[rid] = rows
-        if slow:
+        if fresh:
             self._carried = {k: v for k, v in d.memos().items() if k in CARRIED_FACTS}
+            self._carried_at = rows
         return due, d.steps
 
     def _track(self, found: list[Finding], update: Update, final: bool, judged: set[str] | None) -> None:
         """Streaks move only for the rules judged at this check (None: all); a rule not due keeps its state."""
         now = {(f.rule_id, f.severity): f for f in found}
-        need = 1 if final else self.hold
+        step = update.step if update.step is not None else 0
         for key, f in now.items():
             st = self.states.setdefault(key, _State(f))
             st.finding = f
             if judged is not None and key[0] not in judged and st.streak:
                 continue
             st.streak, st.absent = st.streak + 1, 0
-            if not st.confirmed and st.streak >= need:
+            if st.streak == 1:
+                st.since = step
+            if not st.confirmed and self._held(st.streak, st.since, step, final):
                 st.confirmed = True
                 update.new.append(f)
         for key, st in list(self.states.items()):
             if key in now or (judged is not None and key[0] not in judged):
                 continue
             st.streak, st.absent = 0, st.absent + 1
+            if st.absent == 1:
+                st.since = step
             if not st.confirmed:
                 del self.states[key]
-            elif st.absent >= need:
+            elif self._held(st.absent, st.since, step, final):
                 update.cleared.append(st.finding)
                 del self.states[key]
         if self.stop_reason is None and not final:  # a run that has ended is not stopped
             stoppers = [f for f in update.new if severity_at_least(f.severity, self.stop_on)]
             if stoppers:
                 self.stop_reason = update.stop = stoppers[0]  # diagnose sorts most severe first
+
+    def _held(self, count: int, since: int | None, step: int, final: bool) -> bool:
+        """Whether `count` judgements in a row, the first at step `since`, are enough (see the module docstring)."""
+        if final or count >= self.hold:
+            return True
+        return count >= 2 and since is not None and step - since >= self.hold_steps
 
     @property
     def active(self) -> list[Finding]:
