@@ -328,3 +328,25 @@ def test_rules_read_the_guard_matrix_as_they_read_a_frame(name):
         if i in (25, len(rows) - 1):
             view = w.view()
             assert _outputs(RunData(view)) == _outputs(RunData(_FrameView(view)))
+
+
+def test_latest_samples_from_the_buffer_equal_the_frame_filtered():
+    """RunData.latest_samples(step) on the guard's view (read from its buffer of sample lists) gives the rows of
+    the same step, in the same order, as filtering the frame of every buffered step; a step without samples
+    falls back to the latest one before it, and a step before every buffered one gives None."""
+    from dashboard.diagnosis.context import RunData, latest_rows
+
+    w = Watcher()
+    for s in range(8):
+        rows = [{"step": s, "group": g, "reward": float((s + g) % 2), "completion": f"t{s}-{g}"} for g in range(3)]
+        w.add(s, {"reward/mean": 0.5}, rows if s != 6 else None)  # step 6 logged no samples
+    w.add_samples([{"step": 7, "group": 9, "reward": 1.0, "completion": "late"},
+                   {"step": 5, "group": 8, "reward": 0.0, "completion": "older"}])  # TRL's files: mixed steps
+    d, frame = RunData(w.view()), w.view().samples()
+    for step in (7, 6, 5, 3):
+        got, want = d.latest_samples(step), latest_rows(frame, step)
+        assert got.to_dict("records") == want.to_dict("records")
+    assert [r["completion"] for r in d.latest_samples(7).to_dict("records")] == ["t7-0", "t7-1", "t7-2", "late"]
+    assert d.latest_samples(6)["step"].unique().tolist() == [5]  # step 6 has none: step 5's four rows
+    assert len(d.latest_samples(6)) == 4
+    assert d.latest_samples(2) is None  # the buffer keeps the last 5 steps (3..7)

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.diagnosis.context import RunData
+from dashboard.diagnosis.context import RunData, latest_rows
 from dashboard.diagnosis.engine import collect, judge
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
 from dashboard.diagnosis.guard.history import BoundedHistory
@@ -78,8 +78,9 @@ class _View:
 
     nan_known = True
 
-    def __init__(self, matrix: tuple[np.ndarray, np.ndarray, list[str]], nan_at: dict, meta: Any, samples) -> None:
-        self.matrix, self.nan_at, self.meta, self._samples = matrix, nan_at, meta, samples
+    def __init__(self, matrix: tuple[np.ndarray, np.ndarray, list[str]], nan_at: dict, meta: Any, samples,
+                 latest) -> None:
+        self.matrix, self.nan_at, self.meta, self._samples, self._latest = matrix, nan_at, meta, samples, latest
 
     @property
     def metrics(self) -> pd.DataFrame:
@@ -90,6 +91,9 @@ class _View:
 
     def samples(self) -> pd.DataFrame | None:
         return self._samples()
+
+    def latest_samples(self, step: int) -> pd.DataFrame | None:
+        return self._latest(step)
 
 
 class Watcher:
@@ -247,12 +251,26 @@ class Watcher:
 
     def view(self) -> _View:
         steps, values, names, nan_at = self.history.matrix()
-        return _View((steps, values, names), nan_at, self.meta, self._view_samples)
+        return _View((steps, values, names), nan_at, self.meta, self._view_samples, self._latest_samples)
 
     def _view_samples(self) -> pd.DataFrame | None:
         if self._run_samples is not None:
             return self._run_samples.samples(step_min=self.history.first_recent_step())
         rows = [r for step_rows in self._samples for r in step_rows]
+        return pd.DataFrame.from_records(rows) if rows else None
+
+    def _latest_samples(self, step: int) -> pd.DataFrame | None:
+        """The rows of the latest buffered step at or before `step` (context.RunData.latest_samples)."""
+        if self._run_samples is not None:
+            return latest_rows(self._view_samples(), step)  # a followed run: its own reader's samples
+        best, rows = None, []
+        for step_rows in self._samples:  # a buffered list usually holds one step
+            for r in step_rows:
+                s = r.get("step")
+                if isinstance(s, (int, float, np.integer, np.floating)) and s <= step and (best is None or s >= best):
+                    if best is None or s > best:
+                        best, rows = s, []
+                    rows.append(r)
         return pd.DataFrame.from_records(rows) if rows else None
 
 
