@@ -96,10 +96,10 @@ def _to_rows(queued: list[tuple[int, Mapping[str, Any]]], columns: dict[str, int
                 group[2].append(values)
                 continue
         for k, v in row.items():
-            if k != "step" and v is not None and (type(v) is float or _is_number(v)):
+            if k != "step" and v is not None and (f := v if type(v) is float else _as_float(v)) is not None:
                 at.append(i)
                 cols.append(_column(columns, k))
-                vals.append(float(v))
+                vals.append(f)
     steps = np.fromiter((s for s, _ in queued), dtype=np.int64, count=len(queued))
     out = _Rows(steps, np.full((len(queued), len(columns)), np.nan), np.zeros((len(queued), len(columns)), bool))
     for plan, rows, values in plain.values():
@@ -370,9 +370,14 @@ class BoundedHistory:
         return frame, nan_at
 
 
-def _is_number(v: Any) -> bool:
+def _as_float(v: Any) -> float | None:
+    """v as a float; None for what is not a number (strings and bytes included). An integer beyond the float
+    range is logged as +-inf (a value that overflowed), never an error that would lose the queued rows."""
+    if isinstance(v, (str, bytes)):
+        return None
     try:
-        float(v)
+        return float(v)
+    except OverflowError:
+        return (math.inf if v > 0 else -math.inf) if isinstance(v, int) else None
     except (TypeError, ValueError):
-        return False
-    return not isinstance(v, (str, bytes))
+        return None
