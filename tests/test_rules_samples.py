@@ -1,5 +1,7 @@
-"""verifier_suspect's matching (dashboard/diagnosis/rules/samples.py): a hand-worked case, and the fast code equal to
-the plain per-row loop it replaced on every sample run and on awkward frames."""
+"""The rules that read the samples frame (verifier_suspect, low_diversity's same_text_share, zero_variance_groups'
+examples): hand-worked cases, and the array code equal to the plain pandas reading (per-row loop, groupby, filtered
+frame) on every sample run and on awkward frames: missing columns, missing steps, groups, rewards and texts,
+texts that are not strings, object / float / int / str step and group columns, empty frames."""
 
 from __future__ import annotations
 
@@ -10,23 +12,33 @@ import pandas as pd
 import pytest
 
 from collectors import open_run
-from dashboard.diagnosis.rules.policy import same_text_share
+from dashboard.diagnosis import checks as C
+from dashboard.diagnosis.build import evidence, finding, fmt
+from dashboard.diagnosis.findings import NotJudged
+from dashboard.diagnosis.rules.policy import identical_group_frac, same_text_share
+from dashboard.diagnosis.rules.reward import zero_variance_examples
 from dashboard.diagnosis.rules.samples import (
+    LAST_STEPS,
+    MIN_EXAMPLES,
     SAME_ANSWER,
+    SUSPECT_CRIT,
+    SUSPECT_WARN,
     arithmetic_answer,
     last_number,
     normalise,
     suspects,
+    verifier_suspect,
 )
 
 SAMPLE_RUNS = sorted(p for p in (Path(__file__).resolve().parents[1] / "sample_runs").iterdir() if p.is_dir())
 
 
 def loop_suspects(s: pd.DataFrame) -> pd.DataFrame:
-    """The rule as first written: one row at a time."""
+    """The rule as first written: one row at a time (a reward that is not a number is none)."""
     s = s.assign(norm=s["completion"].map(normalise))
-    paid = s[s["reward"] > 0].groupby("prompt")["norm"].agg(set)
-    zero = s[s["reward"] == 0]
+    reward = pd.to_numeric(s["reward"], errors="coerce")
+    paid = s[reward > 0].groupby("prompt")["norm"].agg(set)
+    zero = s[reward == 0]
     why = []
     for p, c, n in zip(zero["prompt"], zero["completion"], zero["norm"]):
         if n and n in paid.get(p, ()):
@@ -60,6 +72,16 @@ def test_suspects_by_hand():
     assert "norm" not in got
 
 
+def test_normalise_equals_the_regex_reading_on_every_whitespace_character():
+    import re
+
+    spaces = [chr(c) for c in range(0x110000) if chr(c).isspace() or re.fullmatch(r"\s", chr(c))]
+    assert len(spaces) > 20  # tab, newline, ..., no-break space, ideographic space
+    for ch in spaces + ["a", ".", "。", "!"]:
+        for t in (f"a{ch}b", f"{ch}A{ch}{ch}b{ch}", ch, f"x .{ch}", f"7{ch}.", f"{ch}{ch}"):
+            assert normalise(t) == re.sub(r"\s+", " ", t).strip().lower().rstrip(".!。")
+
+
 def awkward_frames() -> list[pd.DataFrame]:
     rng = np.random.default_rng(0)
     texts = ["7", " 7 ", "7.", "SEVEN", "seven!", "7\u3000", "\xa07", "x = 7", "8", None, np.nan, 7, "1.5", "-3"]
@@ -74,9 +96,77 @@ def awkward_frames() -> list[pd.DataFrame]:
     return out
 
 
+def _with_missing(x: np.ndarray, rng: np.random.Generator, missing, share: float = 0.1) -> np.ndarray:
+    x = x.astype(object if missing is None else x.dtype if x.dtype.kind == "f" else np.float64)
+    x[rng.random(len(x)) < share] = missing
+    return x
+
+
+def awkward_kinds() -> dict[str, pd.DataFrame]:
+    """Frames of every column kind a source may hand over, each with enough reward-0 responses that look right
+    for verifier_suspect to fire and enough same-reward and same-text groups for the other two to find some."""
+    rng = np.random.default_rng(1)
+    n = 400
+    # groups of about 3 responses, half of the texts one answer: some groups with one text and some with one reward
+    base = awkward_frames()[3].assign(
+        group=rng.choice(np.r_[np.arange(40.0), np.nan], n), completion=np.where(
+            rng.random(n) < 0.5, "7", rng.choice(np.array(["7.", "8", None, np.nan, 7, "x = 7"], dtype=object), n)))
+    many_steps = base.assign(step=rng.integers(0, 60, n), group=rng.integers(0, 3, n))  # > 50 and > 20 steps
+    out = {
+        "empty": awkward_frames()[0], "one row": awkward_frames()[1], "small": awkward_frames()[2], "base": base,
+        "many steps": many_steps,
+        "many steps, NaN steps": many_steps.assign(step=_with_missing(many_steps["step"].to_numpy(), rng, np.nan)),
+        "float steps with NaN": base.assign(step=_with_missing(base["step"].to_numpy(), rng, np.nan)),
+        "half steps": base.assign(step=base["step"] / 2),
+        "object steps": base.assign(step=base["step"].astype(object)),
+        "object steps with None": base.assign(step=_with_missing(base["step"].to_numpy(), rng, None)),
+        "int groups": base.assign(group=rng.integers(0, 40, n)),
+        "object groups with None": base.assign(group=_with_missing(rng.integers(0, 40, n), rng, None)),
+        "str groups": base.assign(group=pd.Series(rng.choice(np.r_[np.arange(40).astype(str), None], n), dtype="str")),
+        "int rewards": base.assign(reward=rng.integers(0, 2, n)),
+        "bool rewards": base.assign(reward=rng.random(n) < 0.3),
+        "object rewards with None": base.assign(reward=_with_missing(rng.integers(0, 2, n).astype(float), rng, None)),
+        "str texts": base.assign(prompt=base["prompt"].astype("str"), completion=base["completion"].astype("str")),
+        "numbers and bools as texts": base.assign(
+            completion=rng.choice(np.array([1, 1.0, True, "1", 0, False, 7, "7"], dtype=object), n)),
+        "no texts": base.assign(completion=None),
+        "all rewards missing": base.assign(reward=np.nan),
+        "all groups missing": base.assign(group=np.nan),
+        "one step, all zero": base.assign(step=3, reward=0.0),
+    }
+    return out
+
+
+KINDS = awkward_kinds()
+
+
+class D:
+    """The one thing these rules read of a RunData."""
+
+    def __init__(self, s: pd.DataFrame | None):
+        self.s = s
+
+    def samples(self) -> pd.DataFrame | None:
+        return self.s
+
+
+def outcome(fn, *args):
+    """repr of what fn returns (types and NaN included), or the exception it raises."""
+    try:
+        return repr(fn(*args))
+    except Exception as e:  # noqa: BLE001 - the two readings must fail alike
+        return f"raises {type(e).__name__}"
+
+
 @pytest.mark.parametrize("i", range(4))
 def test_suspects_equal_the_loop_on_awkward_frames(i):
     s = awkward_frames()[i]
+    pd.testing.assert_frame_equal(suspects(s), loop_suspects(s))
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_suspects_equal_the_loop_on_every_column_kind(kind):
+    s = KINDS[kind]
     pd.testing.assert_frame_equal(suspects(s), loop_suspects(s))
 
 
@@ -90,27 +180,111 @@ def test_fast_code_equals_the_loop_on_every_sample_run(run):
         pd.testing.assert_frame_equal(suspects(frame_), loop_suspects(frame_))
 
 
-def groupby_same_text_share(s: pd.DataFrame) -> tuple[float, int] | None:
+def frame_verifier_suspect(s: pd.DataFrame | None):
+    """verifier_suspect as the plain pandas reading: filter the frame, the per-row loop, examples from to_dict."""
+    if s is None or not {"prompt", "completion", "reward", "step"} <= set(s.columns) or s["completion"].isna().all():
+        return NotJudged("verifier_suspect", "the run has no sample texts (prompt, completion, reward)")
+    steps = np.sort(s["step"].unique())[-LAST_STEPS:]
+    s = s[s["step"].isin(steps) & s["completion"].notna() & s["prompt"].notna()]
+    zero = int((s["reward"] == 0).sum())
+    if zero == 0:
+        return []
+    bad = loop_suspects(s)
+    share = len(bad) / zero
+    if len(bad) < MIN_EXAMPLES or share < SUSPECT_WARN:
+        return []
+    severity = "critical" if share >= SUSPECT_CRIT else "warning"
+    ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses of the last {len(steps)} steps",
+                   f"{len(bad)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
+    cols = [c for c in ("step", "group", "prompt", "completion", "reward", "why") if c in bad]
+    examples = [{k: (str(v)[:200] if isinstance(v, str) else v) for k, v in row.items()}
+                for row in bad[cols].head(5).to_dict("records")]
+    examples = [{k: (int(v) if isinstance(v, (np.integer,)) else float(v) if isinstance(v, np.floating) else v)
+                 for k, v in e.items()} for e in examples]
+    return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "
+                    "answers", (int(steps[0]), int(steps[-1])), ev, (C.VERIFIER,), metrics=("reward/mean",),
+                    examples=examples)]
+
+
+def test_verifier_suspect_by_hand():
+    # five reward-0 answers to "3+4=" that say 7, one paid: 5 of 6 reward-0 responses look right (critical)
+    s = frame([(1, 0, "3+4=", "7", 1.0)] + [(1, 0, "3+4=", t, 0.0) for t in ("7.", " 7", "so 7", "x = 7", "7!")]
+              + [(2, 1, "2+2=", "5", 0.0)])
+    (f,) = verifier_suspect(D(s))
+    assert f.severity == "critical" and f.step_range == (1, 2) and f.evidence[0].value == 5 / 6
+    assert [(e["step"], e["group"], e["completion"], e["reward"], e["why"]) for e in f.examples] == [
+        (1, 0, "7.", 0.0, SAME_ANSWER), (1, 0, " 7", 0.0, SAME_ANSWER),
+        (1, 0, "so 7", 0.0, "the prompt's arithmetic gives 7, which the response answers"),
+        (1, 0, "x = 7", 0.0, "the prompt's arithmetic gives 7, which the response answers"),
+        (1, 0, "7!", 0.0, SAME_ANSWER)]
+    assert type(f.examples[0]["step"]) is int and type(f.examples[0]["reward"]) is float
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_verifier_suspect_equals_the_frame_reading_on_every_column_kind(kind):
+    s = KINDS[kind]
+    for frame_ in (s, s.drop(columns="group"), s.drop(columns="step"), s.drop(columns="prompt")):
+        assert outcome(verifier_suspect, D(frame_)) == outcome(frame_verifier_suspect, frame_)
+
+
+def test_the_awkward_kinds_make_verifier_suspect_fire():
+    fired = [k for k, s in KINDS.items() if outcome(frame_verifier_suspect, s).startswith("[Finding")]
+    assert len(fired) >= 12  # the comparison above is about findings and their examples, not only "nothing"
+
+
+@pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
+def test_verifier_suspect_equals_the_frame_reading_on_every_sample_run(run):
+    s = open_run(run).samples()
+    for frame_ in (s,) if s is None else (s, s.assign(reward=0.0), s.assign(reward=np.where(s["reward"] > 0, 0.0, 1.0))):
+        assert outcome(verifier_suspect, D(frame_)) == outcome(frame_verifier_suspect, frame_)
+
+
+def groupby_same_text_share(s: pd.DataFrame, last_steps: int = 20) -> tuple[float, int] | None:
     """The plain pandas reading of identical_group_frac: groupby (step, group), nunique of the texts."""
     s = s[s["step"].notna() & s["group"].notna()]
     if not len(s):
         return None
-    s = s[s["step"].isin(sorted(s["step"].unique())[-20:])]
+    s = s[s["step"].isin(sorted(s["step"].unique())[-last_steps:])]
     per = s.groupby(["step", "group"])["completion"].nunique(dropna=False)
     return float((per == 1).mean()), len(per)
+
+
+def share(s: pd.DataFrame, last_steps: int = 20) -> tuple[float, int] | None:
+    return same_text_share(s["step"].to_numpy(), s["group"].to_numpy(), s["completion"].to_numpy(dtype=object),
+                           last_steps)
 
 
 def test_same_text_share_by_hand():
     # step 0: group 0 all "a" (one text), group 1 "a"/"b"; step 1: group 0 None/None (one text: missing)
     s = pd.DataFrame({"step": [0, 0, 0, 0, 1, 1], "group": [0, 0, 1, 1, 0, 0],
                       "completion": ["a", "a", "a", "b", None, None]})
-    assert same_text_share(s) == (2 / 3, 3)
+    assert share(s) == (2 / 3, 3)
+    assert share(s, last_steps=1) == (1.0, 1)  # step 1 only
+    assert share(s.assign(group=[0, 0, 1, 1, np.nan, np.nan])) == (0.5, 2)  # no group: not counted
+    assert share(s.assign(step=np.nan)) is None
 
 
 @pytest.mark.parametrize("i", range(1, 4))
 def test_same_text_share_equals_the_groupby_on_awkward_frames(i):
     s = awkward_frames()[i]
-    assert same_text_share(s) == groupby_same_text_share(s)
+    assert share(s) == groupby_same_text_share(s)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_same_text_share_equals_the_groupby_on_every_column_kind(kind):
+    s = KINDS[kind]
+    for last_steps in (1, 3, 20):
+        assert outcome(share, s, last_steps) == outcome(groupby_same_text_share, s, last_steps)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_identical_group_frac_reads_the_columns_it_needs(kind):
+    s = KINDS[kind]
+    want = None if s["completion"].isna().all() else groupby_same_text_share(s)
+    assert outcome(identical_group_frac, D(s)) == outcome(lambda: want)
+    for c in ("step", "group", "completion"):
+        assert identical_group_frac(D(s.drop(columns=c))) is None
+    assert identical_group_frac(D(None)) is None
 
 
 @pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
@@ -118,13 +292,14 @@ def test_same_text_share_equals_the_groupby_on_every_sample_run(run):
     s = open_run(run).samples()
     if s is None:
         pytest.skip("no samples")
-    assert same_text_share(s) == pytest.approx(groupby_same_text_share(s))
+    assert share(s) == pytest.approx(groupby_same_text_share(s))
+    assert share(s, last_steps=3) == pytest.approx(groupby_same_text_share(s, last_steps=3))
 
 
 def groupby_zero_variance_examples(s: pd.DataFrame, step: int, k: int = 3) -> list[dict]:
     """The plain pandas reading: groupby group at the last step <= `step`, nunique of the rewards."""
-    s = s[s["step"] <= step]
-    s = s[s["step"] == s["step"].max()]
+    s = s[pd.to_numeric(s["step"], errors="coerce") <= step]
+    s = s[pd.to_numeric(s["step"], errors="coerce") == pd.to_numeric(s["step"], errors="coerce").max()]
     out = []
     for g, rows in s.groupby("group", sort=True):
         if rows["reward"].nunique(dropna=False) == 1:
@@ -140,11 +315,7 @@ def groupby_zero_variance_examples(s: pd.DataFrame, step: int, k: int = 3) -> li
 
 
 def _examples(s: pd.DataFrame, step: int) -> list[dict]:
-    from types import SimpleNamespace
-
-    from dashboard.diagnosis.rules.reward import zero_variance_examples
-
-    return zero_variance_examples(SimpleNamespace(samples=lambda: s), step)
+    return zero_variance_examples(D(s), step)
 
 
 def test_zero_variance_examples_by_hand():
@@ -166,3 +337,14 @@ def test_zero_variance_examples_equal_the_groupby_on_every_sample_run(run):
         for frame_ in (s, s.assign(reward=0.0)):
             got, want = _examples(frame_, step), groupby_zero_variance_examples(frame_, step)
             assert got == want
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_zero_variance_examples_equal_the_groupby_on_every_column_kind(kind):
+    s = KINDS[kind]
+    for frame_ in (s, s.assign(reward=0.0), s.drop(columns="prompt"), s.drop(columns=["prompt", "completion"])):
+        for step in (-1, 0, 2, 3, 100):
+            assert outcome(_examples, frame_, step) == outcome(groupby_zero_variance_examples, frame_, step)
+    for c in ("step", "group", "reward"):
+        assert _examples(s.drop(columns=c), 3) == []
+    assert _examples(None, 3) == []

@@ -59,44 +59,39 @@ def entropy_collapse(d: RunData):
 def identical_group_frac(d: RunData) -> tuple[float, int] | None:
     """Fraction of (step, group)s whose responses are all the same text, over the last steps with samples."""
     s = d.samples()
-    if s is None or not {"step", "group", "completion"} <= set(s.columns) or s["completion"].isna().all():
+    if s is None or not all(c in s for c in ("step", "group", "completion")):
         return None
-    return same_text_share(s)
+    texts = s["completion"].to_numpy(dtype=object)
+    if pd.isna(texts).all():
+        return None
+    return same_text_share(s["step"].to_numpy(), s["group"].to_numpy(), texts)
 
 
-def same_text_share(s: pd.DataFrame, last_steps: int = 20) -> tuple[float, int] | None:
-    """(share of groups whose responses are one text, groups counted) over the last `last_steps` steps of `s`
-    (columns step, group, completion; a missing text counts as one more text). None when no row has a step and
-    a group.
+def same_text_share(step: np.ndarray, group: np.ndarray, texts: np.ndarray,
+                    last_steps: int = 20) -> tuple[float, int] | None:
+    """(share of groups whose responses are one text, groups counted) over the last `last_steps` steps.
+    step, group, texts: (N,) columns of the samples (a missing text counts as one more text). None when no row
+    has a step and a group.
 
-    Codes and np.unique, not a pandas groupby + nunique: the live guard runs this at its checks and the groupby
-    cost a millisecond on a few hundred rows (tests/test_rules_samples.py compares the two)."""
-    ok = (s["step"].notna() & s["group"].notna()).to_numpy()
+    Codes and np.unique over the three arrays, not a pandas groupby + nunique nor a filtered frame: the live
+    guard runs this at its checks right after a training step, where every pandas call costs several times its
+    warm price (tests/test_rules_samples.py compares this with the groupby)."""
+    ok = ~(pd.isna(step) | pd.isna(group))
     if not ok.any():
         return None
-    s = s[ok]
-    steps = s["step"].to_numpy()
-    last = np.unique(steps)[-last_steps:]
-    keep = np.isin(steps, last)
-    group_id = _pair_codes(steps[keep], s["group"].to_numpy()[keep])
-    text_id, texts = pd.factorize(s["completion"].to_numpy(dtype=object)[keep], use_na_sentinel=False)
-    pairs = np.unique(group_id.astype(np.int64) * max(1, len(texts)) + text_id)
-    distinct = np.bincount(pairs // max(1, len(texts)))
-    return float((distinct == 1).mean()), len(distinct)
-
-
-def _pair_codes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """A code per distinct (a, b) pair: one integer key when both hold non-negative integers (the usual step
-    and group), else the tuples factorized. a, b: (N,) -> (N,) int"""
-    try:
-        ai, bi = a.astype(np.int64), b.astype(np.int64)
-        exact = (ai == a).all() and (bi == b).all() and ai.min() >= 0 and 0 <= bi.min() and bi.max() < 2**31 \
-            and ai.max() < 2**62 // (int(bi.max()) + 1)  # the key a * (max b + 1) + b fits in int64
-    except (TypeError, ValueError, OverflowError):
-        exact = False
-    if exact:
-        return pd.factorize(ai * (int(bi.max()) + 1) + bi)[0]
-    return pd.factorize(pd.Series(list(zip(a.tolist(), b.tolist()))))[0]
+    if not ok.all():
+        step, group, texts = step[ok], group[ok], texts[ok]
+    steps, step_code = np.unique(step, return_inverse=True)
+    if len(steps) > last_steps:
+        keep = step_code >= len(steps) - last_steps
+        step_code, group, texts = step_code[keep] - (len(steps) - last_steps), group[keep], texts[keep]
+    group_code = pd.factorize(group)[0]
+    text_code, uniques = pd.factorize(texts, use_na_sentinel=False)
+    # (step, group) -> one key below last_steps * N, and (key, text) -> one below last_steps * N**2: no overflow
+    key = step_code.astype(np.int64) * (int(group_code.max()) + 1) + group_code
+    per_group = np.bincount(np.unique(key * len(uniques) + text_code) // len(uniques))
+    counted = int(np.count_nonzero(per_group))
+    return float(np.count_nonzero(per_group == 1) / counted), counted
 
 
 @rule("low_diversity", "low entropy / low temperature: little in-group diversity", "low_diversity", recheck_rows=RECHECK_LONG)

@@ -233,33 +233,38 @@ def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
     """A few zero-variance groups at (or before) `step`, one row per group, texts as plain strings.
 
     Groups in order of their id; a group is zero-variance when its rewards are one value (a missing reward
-    counts as one more). Codes and np.unique find them, and only the k shown are read row by row: the live
-    guard builds this at every check while the finding holds, and a groupby with a `nunique` per group cost it
-    9 ms a check (tests/test_rules_samples.py compares the two)."""
+    counts as one more). The rows of that one step are picked from the step column first, then codes and
+    np.unique find the groups, and only the k shown are read row by row: the live guard builds this at every
+    check while the finding holds, right after a training step, where a filtered frame or a groupby costs it
+    milliseconds (tests/test_rules_samples.py compares this with the groupby)."""
     s = d.samples()
-    if s is None or not {"step", "group", "reward"} <= set(s.columns):
+    if s is None or not all(c in s for c in ("step", "group", "reward")):
         return []
-    steps = pd.to_numeric(s["step"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    raw_step = s["step"].to_numpy()
+    steps = raw_step.astype(np.float64) if raw_step.dtype.kind in "biuf" else \
+        pd.to_numeric(s["step"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     upto = steps <= step
     if not upto.any():
         return []
-    rows = s[steps == steps[upto].max()]
-    group_code, groups = pd.factorize(rows["group"], sort=True)  # a missing group is -1: in no group
+    rows = np.nonzero(steps == steps[upto].max())[0]
+    group_code, groups = pd.factorize(s["group"].to_numpy()[rows], sort=True)  # a missing group is -1: in no group
     if not len(groups):
         return []
-    reward_code = pd.factorize(rows["reward"].to_numpy(), use_na_sentinel=False)[0]
-    ok = group_code >= 0
-    pairs = np.unique(group_code[ok].astype(np.int64) * (int(reward_code.max()) + 1) + reward_code[ok])
-    distinct = np.bincount(pairs // (int(reward_code.max()) + 1), minlength=len(groups))
-    cols = {c: rows[c].to_numpy() for c in ("step", "reward", "prompt", "completion") if c in rows}
+    reward = s["reward"].to_numpy()[rows]
+    reward_code = pd.factorize(reward, use_na_sentinel=False)[0]
+    n = int(reward_code.max()) + 1
+    # (group + 1, reward) -> one key; the missing group's 0 is dropped below
+    distinct = np.bincount(np.unique((group_code + 1) * n + reward_code) // n, minlength=len(groups) + 1)[1:]
+    shown = np.nonzero(distinct == 1)[0][:k].tolist()
+    texts = {c: s[c].to_numpy()[rows] for c in ("prompt", "completion") if c in s} if shown else {}
     out = []
-    for g in np.nonzero(distinct == 1)[0][:k]:
+    for g in shown:
         idx = np.nonzero(group_code == g)[0]
-        ex = {"step": int(cols["step"][idx[0]]), "group": int(groups[g]), "reward": float(cols["reward"][idx[0]]),
+        ex = {"step": int(raw_step[rows[idx[0]]]), "group": int(groups[g]), "reward": float(reward[idx[0]]),
               "responses": len(idx)}
-        for col in ("prompt", "completion"):
-            if col in cols and len(texts := [t for t in cols[col][idx] if not pd.isna(t)]):
-                ex[col] = str(texts[0])[:200]  # the first text there is, never "nan"
+        for col, x in texts.items():
+            if len(present := [t for t in x[idx] if not pd.isna(t)]):
+                ex[col] = str(present[0])[:200]  # the first text there is, never "nan"
         out.append(ex)
     return out
 

@@ -9,6 +9,7 @@ Two looser matches, both independent of the task's answer key (samples do not ca
 from __future__ import annotations
 
 import re
+from itertools import compress
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,9 @@ _OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * 
 
 
 def normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", str(text)).strip().lower().rstrip(".!。")
+    """Whitespace runs to one space (split() and re's \\s agree on every code point), lower case, no trailing
+    punctuation."""
+    return " ".join(str(text).split()).lower().rstrip(".!。")
 
 
 def last_number(text: str) -> str | None:
@@ -47,19 +50,28 @@ def arithmetic_answer(prompt: str) -> str | None:
 
 
 def suspects(s: pd.DataFrame) -> pd.DataFrame:
-    """Reward-0 rows that look right, with a `why` column. s: samples with prompt, completion, reward.
+    """Reward-0 rows that look right, with a `why` column. s: samples with prompt, completion, reward."""
+    _, reward, _ = _reward_columns(s["reward"])
+    rows, why = suspect_rows(s["prompt"].to_numpy(dtype=object), s["completion"].to_numpy(dtype=object), reward)
+    out = s.iloc[rows]
+    return out.assign(why=pd.Series(why, index=out.index, dtype="str"))
 
-    Plain Python sets and dicts over the columns' arrays, not pandas per row: a check of the live guard runs this
-    on every recent sample, and a Series lookup per row cost as much as the next three rules together."""
-    prompts, texts = s["prompt"].to_numpy(dtype=object), s["completion"].to_numpy(dtype=object)
-    reward = pd.to_numeric(s["reward"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
+def suspect_rows(prompts: np.ndarray, texts: np.ndarray, reward: np.ndarray) -> tuple[list[int], list[str]]:
+    """(positions of the reward-0 responses that look right, in order; why each does).
+    prompts, texts: (N,) object; reward: (N,) float64, NaN where there is none.
+
+    Plain Python lists, sets and dicts, not pandas nor numpy per row: a check of the live guard runs this on every
+    recent sample, and a Series lookup per row cost as much as the next three rules together."""
+    paid_rows = ((reward > 0) & pd.notna(prompts)).tolist()
+    prompts = prompts.tolist()
+    texts = [t if isinstance(t, str) else str(t) for t in texts.tolist()]
     norm = _normalised(texts)
-    paid_rows = np.nonzero((reward > 0) & pd.notna(prompts))[0]
-    paid = {(prompts[i], norm[i]) for i in paid_rows}
+    paid = set(compress(zip(prompts, norm), paid_rows))
     answers: dict = {}  # prompt -> its arithmetic's result; text -> its last number (both repeat within a group)
     numbers: dict = {}
     keep, why = [], []
-    for i in np.nonzero(reward == 0)[0]:
+    for i in np.flatnonzero(reward == 0).tolist():
         p, n = prompts[i], norm[i]
         if n and (p, n) in paid:
             keep.append(i)
@@ -69,48 +81,93 @@ def suspects(s: pd.DataFrame) -> pd.DataFrame:
             answers[p] = arithmetic_answer(p)
         if (want := answers[p]) is None:
             continue
-        if (t := texts[i] if isinstance(texts[i], str) else str(texts[i])) not in numbers:
+        if (t := texts[i]) not in numbers:
             numbers[t] = last_number(t)
         if numbers[t] == want:
             keep.append(i)
             why.append(f"the prompt's arithmetic gives {want}, which the response answers")
-    out = s.iloc[keep]
-    return out.assign(why=pd.Series(why, index=out.index, dtype="str"))
+    return keep, why
 
 
-def _normalised(texts: np.ndarray) -> list[str]:
+def _reward_columns(r: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the rewards as stored, as float64 with NaN where not a number, == 0 as the frame compares them); (N,) each.
+
+    A numeric column is cast once: pd.to_numeric and a Series comparison cost the guard more than the cast."""
+    raw = r.to_numpy()
+    if raw.dtype.kind in "biuf":
+        reward = raw.astype(np.float64, copy=False)
+        return raw, reward, reward == 0
+    reward = pd.to_numeric(r, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    return raw, reward, (r == 0).to_numpy(dtype=bool, na_value=False)
+
+
+def _normalised(texts: list[str]) -> list[str]:
     """normalise() of each text, each distinct text once (a group's responses often repeat)."""
-    seen: dict[str, str] = {}
+    seen = {t: normalise(t) for t in set(texts)}
+    return [seen[t] for t in texts]
+
+
+def _last_steps(step: np.ndarray, last: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the `last` largest distinct steps, sorted; which rows are at one of them). step: (N,) -> (K,), (N,) bool.
+    A missing step sorts last, so its rows always count (as Series.isin, which matches NaN, counted them)."""
+    steps = np.sort(pd.unique(step))
+    if len(steps) <= last:
+        return steps, np.ones(len(step), dtype=bool)
+    steps = steps[-last:]
+    return steps, np.isin(step, steps) | pd.isna(step)
+
+
+def _examples(cols: dict[str, np.ndarray], rows: np.ndarray, why: list[str]) -> list[dict]:
+    """One dict per row: each column's value there (texts cut to 200 characters, numpy numbers as Python's) and
+    why. cols: name -> (N,) values as stored; rows: (K,) positions."""
     out = []
-    for t in texts:
-        t = t if isinstance(t, str) else str(t)
-        out.append(seen[t] if t in seen else seen.setdefault(t, normalise(t)))
+    for j, i in enumerate(rows.tolist()):
+        ex = {c: _plain(x[i]) for c, x in cols.items()}
+        ex["why"] = _plain(why[j])
+        out.append(ex)
     return out
+
+
+def _plain(v):
+    """A value as DataFrame.to_dict("records") gives it (numpy scalars as Python's), a text cut to 200 characters."""
+    if isinstance(v, str):
+        return str(v)[:200]
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    return bool(v) if isinstance(v, np.bool_) else v
 
 
 @rule("verifier_suspect", "reward-0 responses that look correct: check the verifier", "reward_flat", recheck_rows=RECHECK_LONG)
 def verifier_suspect(d: RunData):
+    """Reads each column once as an array and the examples from the arrays, without filtering the frame: the
+    live guard judges this right after a training step, where every pandas call costs several times its warm
+    price (tests/test_rules_samples.py compares it with the frame reading)."""
     s = d.samples()
-    if s is None or not {"prompt", "completion", "reward", "step"} <= set(s.columns) or s["completion"].isna().all():
+    if s is None or not all(c in s for c in ("prompt", "completion", "reward", "step")):
         return NotJudged("verifier_suspect", "the run has no sample texts (prompt, completion, reward)")
-    steps = np.sort(s["step"].unique())[-LAST_STEPS:]
-    s = s[s["step"].isin(steps) & s["completion"].notna() & s["prompt"].notna()]
-    zero = int((s["reward"] == 0).sum())
+    texts = s["completion"].to_numpy(dtype=object)
+    has_text = ~pd.isna(texts)
+    if not has_text.any():
+        return NotJudged("verifier_suspect", "the run has no sample texts (prompt, completion, reward)")
+    step, prompts = s["step"].to_numpy(), s["prompt"].to_numpy(dtype=object)
+    steps, recent = _last_steps(step, LAST_STEPS)
+    rows = np.nonzero(recent & has_text & ~pd.isna(prompts))[0]
+    raw, reward, is_zero = _reward_columns(s["reward"])
+    zero = int(np.count_nonzero(is_zero[rows]))
     if zero == 0:
         return []
-    bad = suspects(s)
-    share = len(bad) / zero
-    if len(bad) < MIN_EXAMPLES or share < SUSPECT_WARN:
+    keep, why = suspect_rows(prompts[rows], texts[rows], reward[rows])
+    share = len(keep) / zero
+    if len(keep) < MIN_EXAMPLES or share < SUSPECT_WARN:
         return []
     severity = "critical" if share >= SUSPECT_CRIT else "warning"
     ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses of the last {len(steps)} steps",
-                   f"{len(bad)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
-    cols = [c for c in ("step", "group", "prompt", "completion", "reward", "why") if c in bad]
-    examples = [{k: (str(v)[:200] if isinstance(v, str) else v) for k, v in row.items()}
-                for row in bad[cols].head(5).to_dict("records")]
-    examples = [{k: (int(v) if isinstance(v, (np.integer,)) else float(v) if isinstance(v, np.floating) else v)
-                 for k, v in e.items()} for e in examples]
+                   f"{len(keep)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
+    cols = {"step": step, "group": s["group"].to_numpy() if "group" in s else None, "prompt": prompts,
+            "completion": texts, "reward": raw}
+    examples = _examples({c: x for c, x in cols.items() if x is not None}, rows[keep[:5]], why)
     return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "
                     "answers", (int(steps[0]), int(steps[-1])), ev, (C.VERIFIER,), metrics=("reward/mean",),
                     examples=examples)]
-
