@@ -247,7 +247,10 @@ def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
     if not upto.any():
         return []
     rows = np.nonzero(steps == steps[upto].max())[0]
-    group_code, groups = pd.factorize(s["group"].to_numpy()[rows], sort=True)  # a missing group is -1: in no group
+    group = s["group"].to_numpy()[rows]
+    # sorted ids and their codes; np.unique for integer ids (no missing one), pd.factorize (-1: in no group) else
+    groups, group_code = np.unique(group, return_inverse=True) if group.dtype.kind in "biu" else \
+        pd.factorize(group, sort=True)[::-1]
     if not len(groups):
         return []
     reward = s["reward"].to_numpy()[rows]
