@@ -250,8 +250,8 @@ def groupby_same_text_share(s: pd.DataFrame, last_steps: int = 20) -> tuple[floa
 
 
 def share(s: pd.DataFrame, last_steps: int = 20) -> tuple[float, int] | None:
-    return same_text_share(s["step"].to_numpy(), s["group"].to_numpy(), s["completion"].to_numpy(dtype=object),
-                           last_steps)
+    text_code = pd.factorize(s["completion"].to_numpy(dtype=object), use_na_sentinel=False)[0]
+    return same_text_share(s["step"].to_numpy(), s["group"].to_numpy(), text_code, last_steps)
 
 
 def test_same_text_share_by_hand():

@@ -61,35 +61,36 @@ def identical_group_frac(d: RunData) -> tuple[float, int] | None:
     s = d.samples()
     if s is None or not all(c in s for c in ("step", "group", "completion")):
         return None
-    texts = s["completion"].to_numpy(dtype=object)
-    if pd.isna(texts).all():
+    text_code, texts = pd.factorize(s["completion"].to_numpy(dtype=object), use_na_sentinel=False)
+    if len(texts) == 1 and pd.isna(texts[0]):  # no texts at all (an empty frame has none either)
         return None
-    return same_text_share(s["step"].to_numpy(), s["group"].to_numpy(), texts)
+    return same_text_share(s["step"].to_numpy(), s["group"].to_numpy(), text_code)
 
 
-def same_text_share(step: np.ndarray, group: np.ndarray, texts: np.ndarray,
+def same_text_share(step: np.ndarray, group: np.ndarray, text_code: np.ndarray,
                     last_steps: int = 20) -> tuple[float, int] | None:
     """(share of groups whose responses are one text, groups counted) over the last `last_steps` steps.
-    step, group, texts: (N,) columns of the samples (a missing text counts as one more text). None when no row
-    has a step and a group.
+    step, group: (N,) columns of the samples; text_code: (N,) int, a code per distinct text (a missing text
+    has one of its own), as pd.factorize(texts, use_na_sentinel=False) gives. None when no row has a step and
+    a group.
 
-    Codes and np.unique over the three arrays, not a pandas groupby + nunique nor a filtered frame: the live
-    guard runs this at its checks right after a training step, where every pandas call costs several times its
-    warm price (tests/test_rules_samples.py compares this with the groupby)."""
+    Codes and np.unique over the arrays, not a pandas groupby + nunique nor a filtered frame: the live guard
+    runs this at its checks right after a training step, where every pandas call costs several times its warm
+    price (tests/test_rules_samples.py compares this with the groupby)."""
     ok = ~(pd.isna(step) | pd.isna(group))
     if not ok.any():
         return None
     if not ok.all():
-        step, group, texts = step[ok], group[ok], texts[ok]
+        step, group, text_code = step[ok], group[ok], text_code[ok]
     steps, step_code = np.unique(step, return_inverse=True)
     if len(steps) > last_steps:
         keep = step_code >= len(steps) - last_steps
-        step_code, group, texts = step_code[keep] - (len(steps) - last_steps), group[keep], texts[keep]
+        step_code, group, text_code = step_code[keep] - (len(steps) - last_steps), group[keep], text_code[keep]
     group_code = pd.factorize(group)[0]
-    text_code, uniques = pd.factorize(texts, use_na_sentinel=False)
+    n = int(text_code.max()) + 1
     # (step, group) -> one key below last_steps * N, and (key, text) -> one below last_steps * N**2: no overflow
     key = step_code.astype(np.int64) * (int(group_code.max()) + 1) + group_code
-    per_group = np.bincount(np.unique(key * len(uniques) + text_code) // len(uniques))
+    per_group = np.bincount(np.unique(key * n + text_code) // n)
     counted = int(np.count_nonzero(per_group))
     return float(np.count_nonzero(per_group == 1) / counted), counted
 

@@ -52,18 +52,21 @@ def arithmetic_answer(prompt: str) -> str | None:
 def suspects(s: pd.DataFrame) -> pd.DataFrame:
     """Reward-0 rows that look right, with a `why` column. s: samples with prompt, completion, reward."""
     _, reward, _ = _reward_columns(s["reward"])
-    rows, why = suspect_rows(s["prompt"].to_numpy(dtype=object), s["completion"].to_numpy(dtype=object), reward)
-    out = s.iloc[rows]
+    prompts = s["prompt"].to_numpy(dtype=object)
+    has_prompt = np.flatnonzero(pd.notna(prompts))  # a response to no prompt matches neither way
+    rows, why = suspect_rows(prompts[has_prompt], s["completion"].to_numpy(dtype=object)[has_prompt],
+                             reward[has_prompt])
+    out = s.iloc[has_prompt[rows]]
     return out.assign(why=pd.Series(why, index=out.index, dtype="str"))
 
 
 def suspect_rows(prompts: np.ndarray, texts: np.ndarray, reward: np.ndarray) -> tuple[list[int], list[str]]:
     """(positions of the reward-0 responses that look right, in order; why each does).
-    prompts, texts: (N,) object; reward: (N,) float64, NaN where there is none.
+    prompts: (N,) object, none missing; texts: (N,) object; reward: (N,) float64, NaN where there is none.
 
     Plain Python lists, sets and dicts, not pandas nor numpy per row: a check of the live guard runs this on every
     recent sample, and a Series lookup per row cost as much as the next three rules together."""
-    paid_rows = ((reward > 0) & pd.notna(prompts)).tolist()
+    paid_rows = (reward > 0).tolist()
     prompts = prompts.tolist()
     texts = [t if isinstance(t, str) else str(t) for t in texts.tolist()]
     norm = _normalised(texts)
