@@ -149,6 +149,11 @@ class D:
     def samples(self) -> pd.DataFrame | None:
         return self.s
 
+    def latest_samples(self, step: int) -> pd.DataFrame | None:
+        from dashboard.diagnosis.context import latest_rows
+
+        return latest_rows(self.s, step)
+
 
 def outcome(fn, *args):
     """repr of what fn returns (types and NaN included), or the exception it raises."""

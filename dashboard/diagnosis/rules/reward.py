@@ -233,37 +233,30 @@ def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
     """A few zero-variance groups at (or before) `step`, one row per group, texts as plain strings.
 
     Groups in order of their id; a group is zero-variance when its rewards are one value (a missing reward
-    counts as one more). The rows of that one step are picked from the step column first, then codes and
+    counts as one more). The rows of that one step come from RunData.latest_samples, then codes and
     np.unique find the groups, and only the k shown are read row by row: the live guard builds this at every
     check while the finding holds, right after a training step, where a filtered frame or a groupby costs it
     milliseconds (tests/test_rules_samples.py compares this with the groupby)."""
-    s = d.samples()
+    s = d.latest_samples(step)  # a live guard answers from its buffer: one step's frame, not every recent one
     if s is None or not all(c in s for c in ("step", "group", "reward")):
         return []
-    raw_step = s["step"].to_numpy()
-    steps = raw_step.astype(np.float64) if raw_step.dtype.kind in "biuf" else \
-        pd.to_numeric(s["step"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    upto = steps <= step
-    if not upto.any():
-        return []
-    rows = np.nonzero(steps == steps[upto].max())[0]
-    group = s["group"].to_numpy()[rows]
+    group = s["group"].to_numpy()
     # sorted ids and their codes; np.unique for integer ids (no missing one), pd.factorize (-1: in no group) else
     groups, group_code = np.unique(group, return_inverse=True) if group.dtype.kind in "biu" else \
         pd.factorize(group, sort=True)[::-1]
     if not len(groups):
         return []
-    reward = s["reward"].to_numpy()[rows]
+    reward = s["reward"].to_numpy()
     reward_code = pd.factorize(reward, use_na_sentinel=False)[0]
     n = int(reward_code.max()) + 1
     # (group + 1, reward) -> one key; the missing group's 0 is dropped below
     distinct = np.bincount(np.unique((group_code + 1) * n + reward_code) // n, minlength=len(groups) + 1)[1:]
     shown = np.nonzero(distinct == 1)[0][:k].tolist()
-    texts = {c: s[c].to_numpy()[rows] for c in ("prompt", "completion") if c in s} if shown else {}
+    texts = {c: s[c].to_numpy() for c in ("prompt", "completion") if c in s} if shown else {}
     out = []
     for g in shown:
         idx = np.nonzero(group_code == g)[0]
-        ex = {"step": int(raw_step[rows[idx[0]]]), "group": int(groups[g]), "reward": float(reward[idx[0]]),
+        ex = {"step": int(s["step"].iat[idx[0]]), "group": int(groups[g]), "reward": float(reward[idx[0]]),
               "responses": len(idx)}
         for col, x in texts.items():
             if len(present := [t for t in x[idx] if not pd.isna(t)]):
