@@ -149,10 +149,10 @@ class D:
     def samples(self) -> pd.DataFrame | None:
         return self.s
 
-    def latest_samples(self, step: int) -> pd.DataFrame | None:
+    def latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
         from dashboard.diagnosis.context import latest_rows
 
-        return latest_rows(self.s, step)
+        return latest_rows(self.s, step, columns)
 
 
 def outcome(fn, *args):

@@ -350,3 +350,6 @@ def test_latest_samples_from_the_buffer_equal_the_frame_filtered():
     assert d.latest_samples(6)["step"].unique().tolist() == [5]  # step 6 has none: step 5's four rows
     assert len(d.latest_samples(6)) == 4
     assert d.latest_samples(2) is None  # the buffer keeps the last 5 steps (3..7)
+    only = d.latest_samples(7, ("completion", "step", "absent"))  # the columns asked for that the rows have
+    assert list(only.columns) == ["completion", "step"] and only["completion"].tolist()[-1] == "late"
+    assert only.to_dict("records") == latest_rows(frame, 7, ("completion", "step", "absent")).to_dict("records")

@@ -50,15 +50,17 @@ def placeholder_zeros(x: np.ndarray) -> bool:
 NEVER_CONSTANT = ("policy/entropy", "policy/kl_ref", "policy/approx_kl_old")
 
 
-def latest_rows(s: pd.DataFrame | None, step: int) -> pd.DataFrame | None:
-    """The rows of `s` (samples with a `step` column) at its latest step at or before `step`; None if none."""
+def latest_rows(s: pd.DataFrame | None, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
+    """The rows of `s` (samples with a `step` column) at its latest step at or before `step`, only `columns` of
+    them when given (those `s` has); None if none."""
     if s is None or "step" not in s.columns:
         return None
     steps = pd.to_numeric(s["step"], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     upto = steps <= step
     if not upto.any():
         return None
-    return s[steps == steps[upto].max()]
+    rows = s[steps == steps[upto].max()]
+    return rows if columns is None else rows[[c for c in columns if c in rows.columns]]
 
 
 class RunData:
@@ -209,14 +211,14 @@ class RunData:
             self._samples = s if isinstance(s, pd.DataFrame) else pd.DataFrame()
         return self._samples if len(self._samples) else None
 
-    def latest_samples(self, step: int) -> pd.DataFrame | None:
-        """The sample rows of the latest step at or before `step` that has samples (None when there is none).
-        A live guard's view answers from its own buffer without building the frame of every recent step: a
-        rule that shows one step's examples at every check need not pay for five."""
+    def latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
+        """The sample rows of the latest step at or before `step` that has samples (None when there is none),
+        only `columns` of them when given. A live guard's view answers from its own buffer without building the
+        frame of every recent step: a rule that shows one step's examples at every check need not pay for five."""
         if self._samples is None and hasattr(self.run, "latest_samples"):
-            rows = self.run.latest_samples(step)
+            rows = self.run.latest_samples(step, columns)
             return rows if rows is not None and len(rows) else None
-        return latest_rows(self.samples(), step)
+        return latest_rows(self.samples(), step, columns)
 
     def step_range(self, i0: int, i1: int) -> tuple[int, int]:
         return int(self.steps[i0]), int(self.steps[i1])

@@ -92,8 +92,8 @@ class _View:
     def samples(self) -> pd.DataFrame | None:
         return self._samples()
 
-    def latest_samples(self, step: int) -> pd.DataFrame | None:
-        return self._latest(step)
+    def latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
+        return self._latest(step, columns)
 
 
 class Watcher:
@@ -115,7 +115,8 @@ class Watcher:
         self.stop_reason: Finding | None = None
         self.checks = 0
         self._checked_step: int | None = None
-        self._samples: deque[list[dict]] = deque(maxlen=SAMPLE_STEPS)
+        # (the step they were given with, or None for add_samples' lists of any steps; the rows)
+        self._samples: deque[tuple[int | None, list[dict]]] = deque(maxlen=SAMPLE_STEPS)
         self._run_samples = None  # follow(): the run's own samples, read on demand
         self._rows_read = 0
         self._resumes = 0  # follow(): the run's resume count; a new resume may rewrite steps already read
@@ -126,16 +127,17 @@ class Watcher:
 
     # -- feeding ----------------------------------------------------------------------------
     def add(self, step: int, metrics: Mapping[str, Any], samples: list[dict] | None = None) -> None:
-        """One logged step: canonical metric names -> numbers (absent or None: not logged)."""
+        """One logged step: canonical metric names -> numbers (absent or None: not logged); `samples`: this
+        step's sample rows (collectors.schema.SAMPLES columns)."""
         self.history.add(step, metrics)
         if samples:
-            self._samples.append(list(samples))
+            self._samples.append((int(step), list(samples)))
 
     def add_samples(self, rows: list[dict]) -> None:
         """Sample rows (collectors.schema.SAMPLES columns) of a recent step, when they arrive apart from the
         metrics (TRL writes its completions files on its own schedule)."""
         if rows:
-            self._samples.append(list(rows))
+            self._samples.append((None, list(rows)))
 
     def follow(self, run: Any) -> int:
         """Take the rows `run` (a collectors Run, already refreshed) holds beyond those read before;
@@ -256,22 +258,36 @@ class Watcher:
     def _view_samples(self) -> pd.DataFrame | None:
         if self._run_samples is not None:
             return self._run_samples.samples(step_min=self.history.first_recent_step())
-        rows = [r for step_rows in self._samples for r in step_rows]
+        rows = [r for _, step_rows in self._samples for r in step_rows]
         return pd.DataFrame.from_records(rows) if rows else None
 
-    def _latest_samples(self, step: int) -> pd.DataFrame | None:
-        """The rows of the latest buffered step at or before `step` (context.RunData.latest_samples)."""
+    def _latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
+        """The rows of the latest buffered step at or before `step` (context.RunData.latest_samples). A list
+        given with add(step, ...) holds that step's rows and is judged by its step alone; add_samples' lists
+        are read row by row."""
         if self._run_samples is not None:
-            return latest_rows(self._view_samples(), step)  # a followed run: its own reader's samples
+            return latest_rows(self._view_samples(), step, columns)  # a followed run: its own reader's samples
         best, rows = None, []
-        for step_rows in self._samples:  # a buffered list usually holds one step
-            for r in step_rows:
-                s = r.get("step")
-                if isinstance(s, (int, float, np.integer, np.floating)) and s <= step and (best is None or s >= best):
-                    if best is None or s > best:
-                        best, rows = s, []
-                    rows.append(r)
-        return pd.DataFrame.from_records(rows) if rows else None
+        for tag, step_rows in self._samples:
+            for s, part in ((tag, step_rows),) if tag is not None else _by_step(step_rows):
+                if s <= step and (best is None or s >= best):
+                    best, rows = s, (rows if s == best else []) + part
+        if not rows:
+            return None
+        if columns is not None:
+            present = set().union(*rows)
+            return pd.DataFrame.from_records(rows, columns=[c for c in columns if c in present])
+        return pd.DataFrame.from_records(rows)
+
+
+def _by_step(rows: list[dict]) -> list[tuple[float, list[dict]]]:
+    """Rows of any steps -> (step, its rows) in order of first appearance; rows without a number step dropped."""
+    out: dict[float, list[dict]] = {}
+    for r in rows:
+        s = r.get("step")
+        if isinstance(s, (int, float, np.integer, np.floating)) and not isinstance(s, bool) and s == s:
+            out.setdefault(s, []).append(r)
+    return list(out.items())
 
 
 def _records(chunk: pd.DataFrame, nan_at: dict | None) -> list[dict]:
