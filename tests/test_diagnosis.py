@@ -307,6 +307,27 @@ def test_series_helpers_by_hand():
     assert episodes(np.array([1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1], bool), min_len=3, cooldown=2) == [(0, 5)]
     assert episodes(np.array([1, 1, 0, 0, 0, 1, 1], bool), min_len=2, cooldown=2) == [(0, 1), (5, 6)]
     assert list(rolling_median(np.array([1.0, 3.0, 2.0, 10.0]), 3)) == [1.0, 2.0, 2.0, 3.0]
+    # by hand, window 4 (min_periods 2): NaN, then [1, 3] -> 2, [1, 3, nan] -> 2, [1, 3, nan, 10] -> 3,
+    # [3, nan, 10, 4] -> 4, [nan, 10, 4, nan] -> 7, [10, 4, nan, nan] -> 7, [4, nan, nan, nan] -> NaN (one value)
+    x = np.array([1.0, 3.0, np.nan, 10.0, 4.0, np.nan, np.nan, np.nan])
+    assert np.array_equal(rolling_median(x, 4), [np.nan, 2.0, 2.0, 3.0, 4.0, 7.0, 7.0, np.nan], equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rolling_median_equals_pandas_on_every_path(seed):
+    """Short series and the first points of long ones are sorted window by window, long finite ones go through
+    scipy's rank filters, series with an inf or long ones with a NaN through pandas: every path gives pandas'
+    rolling median exactly."""
+    rng = np.random.default_rng(seed)
+    for _ in range(150):
+        window = int(rng.choice([1, 2, 3, 4, 5, 8, 20, 50]))
+        x = rng.normal(size=int(rng.integers(0, 4 * window + 10)))
+        if rng.random() < 0.5:
+            x[rng.random(len(x)) < 0.2] = np.nan
+        if rng.random() < 0.2:
+            x[rng.random(len(x)) < 0.1] = np.inf
+        want = pd.Series(x, dtype=np.float64).rolling(window, min_periods=max(1, window // 2)).median().to_numpy()
+        assert np.array_equal(rolling_median(x, window), want, equal_nan=True), (window, x)
 
 
 def test_cli_text_json_exit_codes(tmp_path, capsys):
