@@ -664,13 +664,15 @@ def test_zero_variance_examples_show_a_text_that_is_there_never_nan():
 
     from dashboard.diagnosis.rules.reward import zero_variance_examples
 
-    class D:  # the one thing the function reads of a RunData
+    from dashboard.diagnosis.context import RunData
+
+    class Run:  # a run without metrics: the samples are all the function reads
         def samples(self):
             return pd.DataFrame({"step": [3] * 4, "group": [0, 0, 1, 1], "reward": [0.0, 0.0, 1.0, 0.5],
                                  "prompt": ["2+2=", "2+2=", "1+1=", "1+1="], "completion": [None, "5", "2", "2"]})
 
-    assert zero_variance_examples(D(), step=3) == [{"step": 3, "group": 0, "reward": 0.0, "responses": 2,
-                                                    "prompt": "2+2=", "completion": "5"}]
+    assert zero_variance_examples(RunData(Run()), step=3) == [{"step": 3, "group": 0, "reward": 0.0, "responses": 2,
+                                                               "prompt": "2+2=", "completion": "5"}]
 
 
 def test_an_inf_reward_has_no_place_in_the_reward_range_of_the_no_spread_steps():
