@@ -353,3 +353,24 @@ def test_latest_samples_from_the_buffer_equal_the_frame_filtered():
     only = d.latest_samples(7, ("completion", "step", "absent"))  # the columns asked for that the rows have
     assert list(only.columns) == ["completion", "step"] and only["completion"].tolist()[-1] == "late"
     assert only.to_dict("records") == latest_rows(frame, 7, ("completion", "step", "absent")).to_dict("records")
+
+
+@pytest.mark.parametrize("name", ["broken_verifier", "low_temperature", "too_easy", "small_group", "healthy"])
+def test_every_rule_reads_only_the_judged_sample_columns(name):
+    """The guard builds its samples frame of context.JUDGED_SAMPLE_COLUMNS alone: every rule's output on the last
+    steps' samples cut to those columns equals its output on all of them (a rule that starts reading another
+    column fails here). The runs are those where the sample rules find something."""
+    from types import SimpleNamespace
+
+    from dashboard.diagnosis.context import JUDGED_SAMPLE_COLUMNS, RunData
+
+    run = open_run(SAMPLES / name)
+    full = run.samples()
+    full = full[full["step"] >= full["step"].max() - 4].reset_index(drop=True)
+    assert set(JUDGED_SAMPLE_COLUMNS) < set(full.columns)
+    cut = full[list(JUDGED_SAMPLE_COLUMNS)]
+
+    def data(frame):
+        return RunData(SimpleNamespace(metrics=run.metrics, meta=run.meta, samples=lambda: frame))
+
+    assert _outputs(data(cut)) == _outputs(data(full))

@@ -50,6 +50,12 @@ def placeholder_zeros(x: np.ndarray) -> bool:
 NEVER_CONSTANT = ("policy/entropy", "policy/kl_ref", "policy/approx_kl_old")
 
 
+# The sample columns the rules read (verifier_suspect, low_diversity, group_size, zero_variance_examples): a live
+# guard builds its samples frame of these alone. tests/test_watch.py judges every rule on frames cut to these and
+# fails when a rule reads another one.
+JUDGED_SAMPLE_COLUMNS = ("step", "group", "prompt", "completion", "reward")
+
+
 def latest_rows(s: pd.DataFrame | None, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
     """The rows of `s` (samples with a `step` column) at its latest step at or before `step`, only `columns` of
     them when given (those `s` has); None if none."""

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.diagnosis.context import RunData, latest_rows
+from dashboard.diagnosis.context import JUDGED_SAMPLE_COLUMNS, RunData, latest_rows
 from dashboard.diagnosis.engine import collect, judge
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
 from dashboard.diagnosis.guard.history import BoundedHistory
@@ -259,7 +259,12 @@ class Watcher:
         if self._run_samples is not None:
             return self._run_samples.samples(step_min=self.history.first_recent_step())
         rows = [r for _, step_rows in self._samples for r in step_rows]
-        return pd.DataFrame.from_records(rows) if rows else None
+        if not rows:
+            return None
+        # only the columns the rules read: the frame of the buffered rows, built right after a training step, was
+        # the largest single cost of a check that judges the sample rules
+        present = set().union(*rows)
+        return pd.DataFrame.from_records(rows, columns=[c for c in JUDGED_SAMPLE_COLUMNS if c in present])
 
     def _latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
         """The rows of the latest buffered step at or before `step` (context.RunData.latest_samples). A list
