@@ -14,6 +14,8 @@ round((N -+ 1.96 sigma) / 2) (- 1 for the low one), N = n (n - 1) / 2, sigma^2 =
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,40 @@ def test_theil_sen_and_line_fit_give_scipys_numbers(case):
     r = sps.linregress(steps, y)
     half = sps.t.ppf(0.975, len(y) - 2) * r.stderr
     assert stats.line_fit(steps, y) == pytest.approx((r.slope, r.slope - half, r.slope + half), rel=1e-9, abs=1e-15)
+
+
+def test_mann_kendall_by_hand_on_five_points():
+    """y = 0, 1, 1, 3, 2 at x = 0..4: of the ten pairs 8 are concordant, 1 discordant (3 -> 2) and 1 tied in y
+    (1, 1), so S = 7 and tau_b = 7 / sqrt(10 * 9). With a tie scipy takes the normal approximation: var(S) =
+    (5*4*15 - 2*1*9) / 18 = 15.667 (one tie of two in y), z = 7 / 3.958 = 1.7685, p = erfc(z / sqrt 2) = 0.0770."""
+    tau, p = stats.mann_kendall(np.arange(5.0), np.array([0.0, 1, 1, 3, 2]))
+    assert tau == pytest.approx(7 / math.sqrt(90), rel=1e-12)
+    assert p == pytest.approx(math.erfc(7 / math.sqrt(282 / 18) / math.sqrt(2)), rel=1e-12)
+    assert p == pytest.approx(0.0770, abs=5e-5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mann_kendall_gives_scipys_kendalltau(seed):
+    """tau_b and p equal scipy.stats.kendalltau's on the shapes the rules meet: noise, trends, ties in values
+    (sparse and binary rewards), repeated and unsorted steps, short series scipy judges exactly, nearly perfect
+    monotone ones, a constant side (NaN)."""
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        n = int(rng.choice([2, 3, 5, 10, 20, 33, 34, 60, 240, 256]))
+        steps = np.arange(float(n))
+        kind = rng.integers(0, 7)
+        y = [rng.normal(size=n), 0.05 * steps + rng.normal(size=n), (rng.random(n) < 0.1).astype(float),
+             rng.integers(0, 2, n).astype(float), steps.copy(), np.r_[steps[:-2], steps[-1], steps[-2]],
+             np.full(n, 0.5)][kind]
+        if rng.random() < 0.2:
+            steps = rng.permutation(steps)
+        if rng.random() < 0.2:
+            steps = np.floor(steps / 2)
+        want = sps.kendalltau(steps, y)
+        got = stats.mann_kendall(steps, y)
+        if math.isnan(want.statistic):
+            assert math.isnan(got[0]) and math.isnan(got[1])
+            continue
+        assert got == pytest.approx((want.statistic, want.pvalue), rel=1e-9, abs=1e-15), (kind, n)

@@ -4,10 +4,11 @@ Real runs log every 1-10 steps, have 2-16 responses per group and rewards on any
 tolerances on window medians do not transfer between runs. Here:
 - `noise`: the run's point-to-point noise, from the median absolute first difference (robust to trends and
   to a few spikes);
-- `trend`: Mann-Kendall (Kendall's tau of value against step, `scipy.stats.kendalltau`) for "does it move at
-  all"; Theil-Sen (`theil_sen`, the numbers of `scipy.stats.theilslopes` from three order statistics instead
-  of a full sort) and a least-squares line (`line_fit`, linregress's closed form, t interval on its slope)
-  for "by how much, how sure". Theil-Sen's interval is built from the ranks of the pairwise slopes, so a
+- `trend`: Mann-Kendall (Kendall's tau-b of value against step and its p-value: `mann_kendall`, the numbers
+  of `scipy.stats.kendalltau` from the pairs Theil-Sen already forms) for "does it move at all"; Theil-Sen
+  (`theil_sen`, the numbers of `scipy.stats.theilslopes` from three order statistics instead of a full sort)
+  and a least-squares line (`line_fit`, linregress's closed form, t interval on its slope) for "by how much,
+  how sure". Theil-Sen's interval is built from the ranks of the pairwise slopes, so a
   discrete reward with many ties (0 on most steps) makes most slopes exactly 0 and collapses it to 0 .. 0:
   certainty from the ties, not from precision. The least-squares interval comes from the residual variance,
   which ties do not shrink, but one spike moves it. "The reward does not move", "rises" and "falls" are read
@@ -155,14 +156,57 @@ def trend(steps: np.ndarray, x: np.ndarray, min_points: int = MIN_TREND_POINTS) 
     if np.ptp(v) == 0:  # every point the same: no move, and no doubt about it
         return Trend(len(v), 0.0, 1.0, 0.0, 0.0, 0.0, float(s[0]), float(s[-1]), 0.0, 0.0, 0.0)
     fit, fit_lo, fit_hi = line_fit(s, v)
-    tau, p = sps.kendalltau(s, v)
-    slope, lo, hi = theil_sen(s, v)
+    diffs = _pair_diffs(s, v)
+    tau, p = mann_kendall(s, v, diffs)
+    slope, lo, hi = theil_sen(s, v, diffs=diffs)
     tau = 0.0 if not np.isfinite(tau) else float(tau)
     p = 1.0 if not np.isfinite(p) else float(p)
     return Trend(len(v), tau, p, slope, lo, hi, float(s[0]), float(s[-1]), fit, fit_lo, fit_hi)
 
 
-def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA) -> tuple[float, float, float]:
+def _pair_diffs(steps: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dx, dy) over every pair i < j: steps[j] - steps[i] and x[j] - x[i]. (n,) -> two (n(n-1)/2,)"""
+    steps, x = np.asarray(steps, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    i, j = _pairs(len(x))
+    return steps[j] - steps[i], x[j] - x[i]
+
+
+def mann_kendall(steps: np.ndarray, x: np.ndarray, diffs: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> tuple[float, float]:
+    """(tau_b, two-sided p) of x against steps: `scipy.stats.kendalltau`'s numbers (its default 'auto' method;
+    tests/test_diagnosis_stats.py compares them). S = concordant - discordant pairs is read off the signs of the
+    pairwise differences; p from the normal approximation with the tie-corrected variance, or scipy's exact
+    distribution where scipy would use it (no ties, and n <= 33 or at most one pair out of order). scipy's
+    wrapper cost a live guard's check about 0.4 ms per trend (benchmarks/README.md, "Guard").
+    steps, x: (n,) finite; diffs: _pair_diffs(steps, x) when the caller has them -> 2 floats (NaN, NaN when one
+    side is all ties)."""
+    steps, x = np.asarray(steps, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    n = len(x)
+    dx, dy = diffs if diffs is not None else _pair_diffs(steps, x)
+    tot = n * (n - 1) // 2
+    s_xy = int(np.dot(np.sign(dx), np.sign(dy)))  # concordant - discordant; a pair tied on either side adds 0
+    (xtie, x0, x1), (ytie, y0, y1) = _tie_stats(steps), _tie_stats(x)
+    if n < 2 or xtie == tot or ytie == tot:
+        return float("nan"), float("nan")
+    tau = min(1.0, max(-1.0, s_xy / math.sqrt(tot - xtie) / math.sqrt(tot - ytie)))
+    dis = (tot - xtie - ytie + int(np.count_nonzero((dx == 0) & (dy == 0))) - s_xy) // 2
+    if xtie == 0 and ytie == 0 and (n <= 33 or min(dis, tot - dis) <= 1):
+        return tau, float(sps.kendalltau(steps, x).pvalue)  # scipy's exact distribution of S
+    m = n * (n - 1.0)
+    var = (m * (2 * n + 5) - x1 - y1) / 18 + 2 * xtie * ytie / m + x0 * y0 / (9 * m * (n - 2))
+    return tau, math.erfc(abs(s_xy) / math.sqrt(var) / math.sqrt(2.0))
+
+
+def _tie_stats(v: np.ndarray) -> tuple[int, int, int]:
+    """Over the groups of equal values of sizes t: (sum t(t-1)/2, sum t(t-1)(t-2), sum t(t-1)(2t+5))."""
+    _, counts = np.unique(v, return_counts=True)
+    t = [int(c) for c in counts[counts > 1]]
+    return (sum(c * (c - 1) // 2 for c in t), sum(c * (c - 1) * (c - 2) for c in t),
+            sum(c * (c - 1) * (2 * c + 5) for c in t))
+
+
+def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA,
+              diffs: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float, float]:
     """(slope, lo, hi): Theil-Sen's slope (median of the pairwise slopes) and Sen's (1968) rank interval at
     1 - alpha, with his variance corrected for ties in both coordinates. steps, x: (n,) finite -> 3 floats
 
@@ -173,9 +217,7 @@ def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA) -> tuple[f
     """
     steps, x = np.asarray(steps, dtype=np.float64), np.asarray(x, dtype=np.float64)
     n = len(x)
-    i, j = _pairs(n)
-    dx = steps[j] - steps[i]
-    dy = x[j] - x[i]
+    dx, dy = diffs if diffs is not None else _pair_diffs(steps, x)
     keep = dx != 0  # pairs at the same step have no slope; the sign is handled by dividing dy by dx
     slopes = dy[keep] / dx[keep]
     big = len(slopes)
