@@ -82,7 +82,7 @@ def make_parser() -> OneLineParser:
                         "the run folder (default: on)")
     g.add_argument("--stop-on", choices=("critical", "warning"), default=None,
                    help="end the run after the current step, with status stopped, once a finding of this severity "
-                        "or worse has held for 3 checks (exit status 3)")
+                        "or worse has held for 3 checks, or two 20 steps apart (exit status 3)")
     g.add_argument("--watch-every", type=int, default=10, metavar="N", help="steps between checks (default: 10)")
     g.add_argument("--watch-budget", type=float, default=0.01, metavar="FRACTION",
                    help="the most of the training time the checks may take; a check that would exceed it waits "

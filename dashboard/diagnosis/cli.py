@@ -37,7 +37,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="with --watch: write PATH (the finding as JSON) once a finding at --fail-on severity or worse "
                         "(default critical) has held for --hold checks, and exit 1; a wrapper stops the run on it")
     p.add_argument("--hold", type=int, default=None, metavar="N",
-                   help="with --watch: checks on new steps a finding must hold before it is printed (default 3)")
+                   help="with --watch: checks on new steps a finding must hold before it is printed (default 3), or "
+                        "two at least (N - 1) x 10 steps apart")
     p.add_argument("--until-step", type=int, default=None, metavar="N",
                    help="diagnose the run(s) as they stood at step N (post-mortem: when would it have warned?)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list the rules that could not judge")

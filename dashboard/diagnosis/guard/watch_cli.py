@@ -2,9 +2,9 @@
 as it grows and print what changes; --stop-file and the exit status let a wrapper stop the training.
 
 Each run gets a Watcher (dashboard/diagnosis/guard/watch.py): a check only when new steps arrived, a finding
-printed once it has held --hold checks, a line when it clears. With --fail-on (or --stop-file, which
-implies critical), the first finding of that severity or worse that holds ends the watch with exit 1,
-after writing the stop file. A run that ends (finished, failed, stopped, stale) gets a last check that
+printed once it has held --hold checks (or two (hold - 1) x 10 steps apart), a line when it clears. With
+--fail-on (or --stop-file, which implies critical), the first finding of that severity or worse that holds
+ends the watch with exit 1, after writing the stop file. A run that ends (finished, failed, stopped, stale) gets a last check that
 prints whatever holds then; the exit status is 1 if a finding at --fail-on severity holds then.
 """
 
