@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from collectors import RunWriter, load_run
@@ -198,3 +199,21 @@ def test_mann_kendall_gives_scipys_kendalltau(seed):
             assert math.isnan(got[0]) and math.isnan(got[1])
             continue
         assert got == pytest.approx((want.statistic, want.pvalue), rel=1e-9, abs=1e-15), (kind, n)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_smooth_equals_pandas_centred_rolling_median(seed):
+    """stats.smooth (odd windows by sorted windows or scipy with sorted ends, even windows and infs by pandas)
+    gives pandas' rolling(window, min_periods=1, center=True).median() exactly, NaN and short series included."""
+    rng = np.random.default_rng(seed)
+    for _ in range(150):
+        window = int(rng.choice([1, 2, 3, 4, 5, 7, 9]))
+        x = rng.normal(size=int(rng.integers(0, 5 * window + 12)))
+        if rng.random() < 0.5:
+            x[rng.random(len(x)) < 0.2] = np.nan
+        if rng.random() < 0.15:
+            x[rng.random(len(x)) < 0.1] = -np.inf
+        want = pd.Series(x, dtype=np.float64).rolling(window, min_periods=1, center=True).median().to_numpy()
+        assert np.array_equal(stats.smooth(x, window), want, equal_nan=True), (window, x)
+    # by hand, window 3: [1] + [1, 5] -> 3, [1, 5, 2] -> 2, [5, 2, nan] -> 3.5, [2, nan] -> 2
+    assert stats.smooth(np.array([1.0, 5.0, 2.0, np.nan]), 3).tolist() == [3.0, 2.0, 3.5, 2.0]

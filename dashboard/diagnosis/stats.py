@@ -318,14 +318,9 @@ def smooth(x: np.ndarray, window: int = 5) -> np.ndarray:
     """Centred rolling median over `window` points (fewer at the ends), NaN ignored: a level without lag, in
     which a lone spike does not show. x: (T,) -> (T,)"""
     x = np.asarray(x, dtype=np.float64)
-    slow = pd.Series(x).rolling(window, min_periods=1, center=True)
-    if window % 2 == 0 or len(x) <= 2 * window or not np.isfinite(x).all():
-        return slow.median().to_numpy()
-    out = series.median_filter(x, window, trailing=False)  # full windows in C; the ends keep pandas' rule
-    h = window // 2
-    out[:h] = pd.Series(x[:window]).rolling(window, min_periods=1, center=True).median().to_numpy()[:h]
-    out[-h:] = pd.Series(x[-window:]).rolling(window, min_periods=1, center=True).median().to_numpy()[-h:]
-    return out
+    if window % 2 == 0 or np.isinf(x).any():  # pandas' own rule: an even window's centre, an inf's NaN
+        return pd.Series(x).rolling(window, min_periods=1, center=True).median().to_numpy()
+    return series.centred_median(x, window)
 
 
 def first_level(x: np.ndarray, k: int = 3) -> float:
