@@ -374,3 +374,34 @@ def test_every_rule_reads_only_the_judged_sample_columns(name):
         return RunData(SimpleNamespace(metrics=run.metrics, meta=run.meta, samples=lambda: frame))
 
     assert _outputs(data(cut)) == _outputs(data(full))
+
+
+def test_a_confirmed_finding_keeps_its_examples_and_its_rule_stops_rebuilding_them(monkeypatch):
+    """too_hard's zero-variance finding holds from its confirmation to the end: its examples are built while it
+    waits to be confirmed, reported with it, kept on the active finding afterwards without being rebuilt at every
+    check, and built afresh by the final check."""
+    import dashboard.diagnosis.rules.reward as reward
+
+    calls = []
+    real = reward.zero_variance_examples
+    monkeypatch.setattr(reward, "zero_variance_examples", lambda d, step, k=3: calls.append(step) or real(d, step, k))
+    run = open_run(SAMPLES / "too_hard")
+    samples = run.samples()
+    by_step = {s: g.to_dict("records") for s, g in samples.groupby("step")}
+    w = Watcher(config=run.meta.config, source=run.meta.source)
+    reported, calls_at_report = None, None
+    for i, row in enumerate(run.metrics.to_dict("records")):
+        step = int(row.pop("step"))
+        w.add(step, {k: v for k, v in row.items() if not math.isnan(v)}, by_step.get(step))
+        if i % 10 == 0 and (u := w.check()):
+            for f in u.new:
+                if f.rule_id == "zero_variance_groups":
+                    reported, calls_at_report = f, len(calls)
+    assert reported is not None and reported.examples and calls_at_report >= 1
+    assert len(calls) == calls_at_report  # held from then on: never rebuilt by a check
+    active = [f for f in w.active if f.rule_id == "zero_variance_groups"]
+    assert active and active[0].examples == reported.examples
+    u = w.check(final=True)
+    assert len(calls) == calls_at_report + 1  # the final check shows the last step's examples
+    final = [f for f in w.active if f.rule_id == "zero_variance_groups"][0]
+    assert final.examples and final.examples[0]["step"] > reported.examples[0]["step"]

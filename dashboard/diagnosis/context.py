@@ -72,8 +72,10 @@ def latest_rows(s: pd.DataFrame | None, step: int, columns: tuple[str, ...] | No
 class RunData:
     """A run prepared for the rules. `col(name)` is a float64 (T,) array, or None when not logged."""
 
-    def __init__(self, run: Any, memo: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, run: Any, memo: Mapping[str, Any] | None = None, shown: frozenset[str] = frozenset()) -> None:
         """memo: facts already known of this run (a live guard carries its slow trends between checks).
+        shown: rule ids whose sample examples the reader has already been shown (a live guard's confirmed
+        findings): their rules may leave the examples out (`wants_examples`).
 
         A run with `.matrix` = (steps (T,) increasing int64, values (T, C) float64, C names) is read from that
         block instead of `.metrics`: a live guard's view is already clean and numeric, and building and reading a
@@ -101,6 +103,7 @@ class RunData:
         self._cols: dict[str, np.ndarray | None] = {}
         self._values: dict[str, np.ndarray | None] = {}
         self._memo: dict[str, Any] = dict(memo or {})
+        self._shown = shown
 
     def memo(self, key: str, fn):
         """fn(self), computed once per run: several rules and the verdict share a trend test."""
@@ -216,6 +219,12 @@ class RunData:
                 s = None
             self._samples = s if isinstance(s, pd.DataFrame) else pd.DataFrame()
         return self._samples if len(self._samples) else None
+
+    def wants_examples(self, rule_id: str) -> bool:
+        """Whether `rule_id` should build its sample examples: always, except for a live guard that holds its
+        finding confirmed and has reported its examples (rebuilding them at every check was most of what a held
+        zero-variance finding cost the guard; benchmarks/README.md, Guard)."""
+        return rule_id not in self._shown
 
     def latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
         """The sample rows of the latest step at or before `step` that has samples (None when there is none),

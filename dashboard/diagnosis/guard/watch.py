@@ -23,7 +23,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -124,6 +124,7 @@ class Watcher:
         self._judged_at: dict[str, int] = {}  # rule id -> history.steps_seen when it was last judged
         self._carried: dict[str, Any] = {}  # the slow facts (trends) of the last check that computed them
         self._carried_at = 0  # history.steps_seen then
+        self._shown: frozenset[str] = frozenset()  # rules told at this check that their examples were shown
 
     # -- feeding ----------------------------------------------------------------------------
     def add(self, step: int, metrics: Mapping[str, Any], samples: list[dict] | None = None) -> None:
@@ -200,7 +201,9 @@ class Watcher:
                 rows - self._judged_at[rid] >= max(view_rows // r.recheck_rows, RECHECK_MIN_ROWS))}
         slow = any(RULES[rid].recheck_rows for rid in due)
         fresh = slow or rows - self._carried_at >= view_rows // RECHECK_LONG
-        d = RunData(self.view(), memo=None if fresh else self._carried)
+        # a confirmed finding keeps the examples it was reported with (see _track); its rule need not rebuild them
+        self._shown = frozenset(rid for (rid, _), st in self.states.items() if st.confirmed and not final)
+        d = RunData(self.view(), memo=None if fresh else self._carried, shown=self._shown)
         self._outputs.update(judge(d, due))
         for rid in due:
             self._judged_at[rid] = rows
@@ -213,7 +216,12 @@ class Watcher:
         """Streaks move only for the rules judged at this check (None: all); a rule not due keeps its state."""
         now = {(f.rule_id, f.severity): f for f in found}
         step = update.step if update.step is not None else 0
+        # the examples a rule left out because its finding was already reported (RunData.wants_examples): the
+        # ones it was reported with, whatever its severity now
+        kept = {rid: st.finding.examples for (rid, _), st in self.states.items() if st.finding.examples}
         for key, f in now.items():
+            if not f.examples and f.rule_id in self._shown and f.rule_id in kept:
+                f = replace(f, examples=kept[f.rule_id])
             st = self.states.setdefault(key, _State(f))
             st.finding = f
             if judged is not None and key[0] not in judged and st.streak:

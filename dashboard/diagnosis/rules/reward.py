@@ -209,7 +209,7 @@ def _zero_variance_finding(d: RunData, severity: str, side: str | None, rng: tup
         checks = (C.ZERO_VARIANCE, C.DIFFICULTY, C.TEMPERATURE, C.VERIFIER)
     return finding("zero_variance_groups", severity, title, rng, ev, checks,
                    metrics=("groups/zero_std_frac", "groups/all_fail_frac", "groups/all_pass_frac"),
-                   examples=zero_variance_examples(d, rng[1]))
+                   examples=zero_variance_examples(d, rng[1]) if d.wants_examples("zero_variance_groups") else ())
 
 
 def no_spread_steps(d: RunData):
