@@ -154,6 +154,11 @@ class D:
 
         return latest_rows(self.s, step, columns)
 
+    def sample_columns(self, *names: str) -> dict[str, np.ndarray] | None:
+        from dashboard.diagnosis.context import frame_columns
+
+        return frame_columns(self.s, names)
+
 
 def outcome(fn, *args):
     """repr of what fn returns (types and NaN included), or the exception it raises."""
@@ -290,6 +295,60 @@ def test_identical_group_frac_reads_the_columns_it_needs(kind):
     for c in ("step", "group", "completion"):
         assert identical_group_frac(D(s.drop(columns=c))) is None
     assert identical_group_frac(D(None)) is None
+
+
+AWKWARD_LISTS = {
+    "ints": [3, 1, 2], "ints and floats": [1, 2.5, 0], "ints and None": [1, None, 3], "floats and None": [0.5, None],
+    "NaN and inf": [float("nan"), float("inf"), 1.0], "all None": [None, None], "bools": [True, False],
+    "bools and None": [True, None], "bools and ints": [True, 0], "texts": ["a", "b "], "texts and None": ["a", None],
+    "texts and NaN": ["a", float("nan")], "ints and texts": [1, "a"], "past int64": [2 ** 63, 1],
+    "past uint64": [2 ** 70, 1], "numpy ints": [np.int64(1), 2], "numpy floats": [np.float32(0.5), 1.0],
+    "chat messages": [[{"role": "assistant", "content": "7"}], [{"role": "assistant", "content": "8"}]],
+    "lists of two": [[1, 2], [3, 4]], "dicts": [{"a": 1}, {"b": 2}],
+}
+
+
+@pytest.mark.parametrize("kind", list(AWKWARD_LISTS))
+def test_column_array_holds_what_a_frame_of_the_rows_holds(kind):
+    """context.column_array (the guard's columns from its buffered rows) against the column of a DataFrame built
+    from the same rows, read with to_numpy(): same kind of dtype, same missing cells, same values."""
+    from dashboard.diagnosis.context import column_array
+
+    values = AWKWARD_LISTS[kind]
+    got = column_array(list(values))
+    want = pd.DataFrame.from_records([{"c": v} for v in values])["c"].to_numpy()
+    assert got.shape == want.shape == (len(values),)
+    assert got.dtype.kind == want.dtype.kind, (got.dtype, want.dtype)
+    assert all(_same(a, b) for a, b in zip(got.tolist(), want.tolist(), strict=True)), (got, want)
+
+
+def _same(a, b) -> bool:
+    """Equal cells, a None and a NaN both missing (a list or dict cell is compared as it is)."""
+    if isinstance(a, (list, dict)) or isinstance(b, (list, dict)):
+        return a == b
+    return bool(pd.isna(a) and pd.isna(b)) or a == b
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_the_guard_reads_its_buffered_rows_as_the_frame_of_them(kind):
+    """The guard's view gives the sample rules the columns of its buffered rows without a DataFrame
+    (RunData.sample_columns): verifier_suspect and identical_group_frac on it equal the same rules on the frame
+    the guard built of those rows before, on every column kind (raising alike where the frame reading raised)."""
+    from types import SimpleNamespace
+
+    from dashboard.diagnosis.context import RunData
+    from dashboard.diagnosis.guard.watch import Watcher
+
+    w = Watcher()
+    w.add(0, {"reward/mean": 0.5})
+    w.add_samples(KINDS[kind].to_dict("records"))  # rows of any steps, as TRL's completion files give them
+    view = w.view()
+
+    def frame_data():
+        return RunData(SimpleNamespace(metrics=view.metrics, meta=view.meta, samples=view.samples))
+
+    for rule in (verifier_suspect, identical_group_frac):
+        assert outcome(rule, RunData(view)) == outcome(rule, frame_data()), rule.__name__
 
 
 @pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])

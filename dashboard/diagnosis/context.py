@@ -56,6 +56,34 @@ NEVER_CONSTANT = ("policy/entropy", "policy/kl_ref", "policy/approx_kl_old")
 JUDGED_SAMPLE_COLUMNS = ("step", "group", "prompt", "completion", "reward")
 
 
+def frame_columns(s: pd.DataFrame | None, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+    """{name: s[name].to_numpy()} for the `names` that `s` has, (N,) each as stored; None when s is None or has no
+    rows (the samples of a run without samples)."""
+    if s is None or not len(s):
+        return None
+    return {c: s[c].to_numpy() for c in names if c in s.columns}
+
+
+def column_array(values: list) -> np.ndarray:
+    """One sample column given as a list of values (None where a row has none) -> (N,) array, as a DataFrame built
+    from the rows holds it once read with to_numpy(): int64, float64 (None -> NaN), bool, or object; a text column
+    is object with its strings as they are. Plain ints, floats, bools and strings take a numpy path; anything else
+    (numpy scalars, mixed kinds, ints past int64) pandas' own inference (tests/test_watch.py compares the two)."""
+    kinds = set(map(type, values))
+    try:
+        if kinds == {int}:
+            return np.array(values, dtype=np.int64)
+        if kinds <= {int, float, type(None)} and kinds & {float, type(None)} and kinds != {type(None)}:
+            return np.array(values, dtype=np.float64)
+    except OverflowError:  # an int past int64: pandas makes it uint64 or object
+        pass
+    if kinds == {bool}:
+        return np.array(values, dtype=bool)
+    if kinds <= {str, type(None)}:
+        return np.fromiter(values, dtype=object, count=len(values))
+    return pd.Series(values).to_numpy()
+
+
 def latest_rows(s: pd.DataFrame | None, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
     """The rows of `s` (samples with a `step` column) at its latest step at or before `step`, only `columns` of
     them when given (those `s` has); None if none."""
@@ -100,6 +128,8 @@ class RunData:
         # {column: steps logged as NaN} when the reader can tell a NaN from a null, else None
         self.nan_at = getattr(run, "nan_at", None) if getattr(run, "nan_known", False) else None
         self._samples: pd.DataFrame | None = None
+        self._sample_cols: dict[str, np.ndarray | None] = {}  # sample_columns' arrays (None: the run has not that one)
+        self._has_samples: bool | None = None
         self._cols: dict[str, np.ndarray | None] = {}
         self._values: dict[str, np.ndarray | None] = {}
         self._memo: dict[str, Any] = dict(memo or {})
@@ -219,6 +249,26 @@ class RunData:
                 s = None
             self._samples = s if isinstance(s, pd.DataFrame) else pd.DataFrame()
         return self._samples if len(self._samples) else None
+
+    def sample_columns(self, *names: str) -> dict[str, np.ndarray] | None:
+        """{name: (N,) array} of the samples' columns `names` that the run has, as stored (frame_columns; texts are
+        object arrays), every one over the same rows in the samples' order; None when the run has no samples. A
+        live guard's view answers from its buffer of rows without building a DataFrame: that frame was the largest
+        single cost of the checks that judge the sample rules (benchmarks/README.md, Guard)."""
+        want = tuple(c for c in names if c not in self._sample_cols)
+        if want and self._has_samples is not False:
+            if self._samples is None and hasattr(self.run, "sample_columns"):
+                try:
+                    got = self.run.sample_columns(want)
+                except Exception:  # noqa: BLE001 - as samples(): a source that cannot give them has none here
+                    got = None
+            else:
+                got = frame_columns(self.samples(), want)
+            self._has_samples = got is not None
+            self._sample_cols.update({c: (got or {}).get(c) for c in want})
+        if not self._has_samples:
+            return None
+        return {c: x for c in names if (x := self._sample_cols[c]) is not None}
 
     def wants_examples(self, rule_id: str) -> bool:
         """Whether `rule_id` should build its sample examples: always, except for a live guard that holds its

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.diagnosis.context import JUDGED_SAMPLE_COLUMNS, RunData, latest_rows
+from dashboard.diagnosis.context import JUDGED_SAMPLE_COLUMNS, RunData, column_array, frame_columns, latest_rows
 from dashboard.diagnosis.engine import collect, judge
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
 from dashboard.diagnosis.guard.history import BoundedHistory
@@ -74,13 +74,14 @@ class _State:
 
 class _View:
     """What the rules need of a run (context.RunData): the metrics as a matrix (steps, values, names), meta,
-    nan_at, samples(). `metrics` (a DataFrame) is built only for a caller that asks for it."""
+    nan_at, samples() and its columns. `metrics` (a DataFrame) is built only for a caller that asks for it."""
 
     nan_known = True
 
     def __init__(self, matrix: tuple[np.ndarray, np.ndarray, list[str]], nan_at: dict, meta: Any, samples,
-                 latest) -> None:
-        self.matrix, self.nan_at, self.meta, self._samples, self._latest = matrix, nan_at, meta, samples, latest
+                 latest, columns) -> None:
+        self.matrix, self.nan_at, self.meta = matrix, nan_at, meta
+        self._samples, self._latest, self._columns = samples, latest, columns
 
     @property
     def metrics(self) -> pd.DataFrame:
@@ -94,6 +95,9 @@ class _View:
 
     def latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
         return self._latest(step, columns)
+
+    def sample_columns(self, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+        return self._columns(names)
 
 
 class Watcher:
@@ -261,7 +265,8 @@ class Watcher:
 
     def view(self) -> _View:
         steps, values, names, nan_at = self.history.matrix()
-        return _View((steps, values, names), nan_at, self.meta, self._view_samples, self._latest_samples)
+        return _View((steps, values, names), nan_at, self.meta, self._view_samples, self._latest_samples,
+                     self._sample_columns)
 
     def _view_samples(self) -> pd.DataFrame | None:
         if self._run_samples is not None:
@@ -273,6 +278,17 @@ class Watcher:
         # the largest single cost of a check that judges the sample rules
         present = set().union(*rows)
         return pd.DataFrame.from_records(rows, columns=[c for c in JUDGED_SAMPLE_COLUMNS if c in present])
+
+    def _sample_columns(self, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+        """context.RunData.sample_columns of the buffered rows: each column one list and one array, no DataFrame.
+        Only JUDGED_SAMPLE_COLUMNS, as the frame; a column no row has is absent, a row without it holds None."""
+        if self._run_samples is not None:
+            return frame_columns(self._view_samples(), names)
+        rows = [r for _, step_rows in self._samples for r in step_rows]
+        if not rows:
+            return None
+        return {c: column_array([r.get(c) for r in rows]) for c in names
+                if c in JUDGED_SAMPLE_COLUMNS and any(c in r for r in rows)}
 
     def _latest_samples(self, step: int, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
         """The rows of the latest buffered step at or before `step` (context.RunData.latest_samples). A list

@@ -58,13 +58,13 @@ def entropy_collapse(d: RunData):
 
 def identical_group_frac(d: RunData) -> tuple[float, int] | None:
     """Fraction of (step, group)s whose responses are all the same text, over the last steps with samples."""
-    s = d.samples()
+    s = d.sample_columns("step", "group", "completion")
     if s is None or not all(c in s for c in ("step", "group", "completion")):
         return None
-    text_code, texts = pd.factorize(s["completion"].to_numpy(dtype=object), use_na_sentinel=False)
-    if len(texts) == 1 and pd.isna(texts[0]):  # no texts at all (an empty frame has none either)
+    text_code, texts = pd.factorize(s["completion"].astype(object, copy=False), use_na_sentinel=False)
+    if len(texts) == 1 and pd.isna(texts[0]):  # no texts at all
         return None
-    return same_text_share(s["step"].to_numpy(), s["group"].to_numpy(), text_code)
+    return same_text_share(s["step"], s["group"], text_code)
 
 
 def same_text_share(step: np.ndarray, group: np.ndarray, text_code: np.ndarray,

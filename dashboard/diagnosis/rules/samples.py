@@ -51,7 +51,7 @@ def arithmetic_answer(prompt: str) -> str | None:
 
 def suspects(s: pd.DataFrame) -> pd.DataFrame:
     """Reward-0 rows that look right, with a `why` column. s: samples with prompt, completion, reward."""
-    _, reward, _ = _reward_columns(s["reward"])
+    _, reward, _ = _reward_columns(s["reward"].to_numpy())
     prompts = s["prompt"].to_numpy(dtype=object)
     has_prompt = np.flatnonzero(pd.notna(prompts))  # a response to no prompt matches neither way
     rows, why = suspect_rows(prompts[has_prompt], s["completion"].to_numpy(dtype=object)[has_prompt],
@@ -92,14 +92,15 @@ def suspect_rows(prompts: np.ndarray, texts: np.ndarray, reward: np.ndarray) -> 
     return keep, why
 
 
-def _reward_columns(r: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(the rewards as stored, as float64 with NaN where not a number, == 0 as the frame compares them); (N,) each.
+def _reward_columns(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the rewards as stored, as float64 with NaN where not a number, == 0 as a frame compares them); (N,) each.
+    raw: (N,) the reward column as stored.
 
     A numeric column is cast once: pd.to_numeric and a Series comparison cost the guard more than the cast."""
-    raw = r.to_numpy()
     if raw.dtype.kind in "biuf":
         reward = raw.astype(np.float64, copy=False)
         return raw, reward, reward == 0
+    r = pd.Series(raw, dtype=object)  # object, as stored: pandas would read a column of strings as str
     reward = pd.to_numeric(r, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     return raw, reward, (r == 0).to_numpy(dtype=bool, na_value=False)
 
@@ -147,14 +148,14 @@ def verifier_suspect(d: RunData):
     """Reads each column once as an array and the examples from the arrays, without filtering the frame: the
     live guard judges this right after a training step, where every pandas call costs several times its warm
     price (tests/test_rules_samples.py compares it with the frame reading)."""
-    s = d.samples()
+    s = d.sample_columns("step", "group", "prompt", "completion", "reward")
     if s is None or not all(c in s for c in ("prompt", "completion", "reward", "step")):
         return NotJudged("verifier_suspect", "the run has no sample texts (prompt, completion, reward)")
-    texts = s["completion"].to_numpy(dtype=object)
+    texts = s["completion"].astype(object, copy=False)
     has_text = ~pd.isna(texts)
     if not has_text.any():
         return NotJudged("verifier_suspect", "the run has no sample texts (prompt, completion, reward)")
-    step, prompts = s["step"].to_numpy(), s["prompt"].to_numpy(dtype=object)
+    step, prompts = s["step"], s["prompt"].astype(object, copy=False)
     steps, recent = _last_steps(step, LAST_STEPS)
     rows = np.nonzero(recent & has_text & ~pd.isna(prompts))[0]
     raw, reward, is_zero = _reward_columns(s["reward"])
@@ -168,7 +169,7 @@ def verifier_suspect(d: RunData):
     severity = "critical" if share >= SUSPECT_CRIT else "warning"
     ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses of the last {len(steps)} steps",
                    f"{len(keep)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
-    cols = {"step": step, "group": s["group"].to_numpy() if "group" in s else None, "prompt": prompts,
+    cols = {"step": step, "group": s.get("group"), "prompt": prompts,
             "completion": texts, "reward": raw}
     examples = _examples({c: x for c, x in cols.items() if x is not None}, rows[keep[:5]], why)
     return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "
