@@ -118,6 +118,30 @@ def test_kl_explosion_is_found_within_a_few_steps_of_its_onset(tmp_path):
     assert first_seen is not None and 40 <= first_seen <= 43
 
 
+def test_a_kl_series_under_its_lowest_bar_can_fire_no_way():
+    """kl._explosion skips a series whose values all sit at or under its lowest bar (floor, settled floor, level):
+    each of its masks is empty there, so the skip changes nothing. Checked on series that touch the bar, with
+    NaN and with a jump of 1e6x off a tiny level."""
+    from dashboard.diagnosis import stats
+    from dashboard.diagnosis.rules.kl import KL_CATASTROPHIC, SERIES, SUSTAIN, SUSTAIN_SETTLED, _explosion, _jumps
+
+    rng = np.random.default_rng(3)
+    for metric, floor, settled, level in SERIES:
+        bar = min(b for b in (floor, settled, level) if b is not None)
+        for x in (np.full(80, bar), rng.uniform(0, bar, 80), np.r_[np.full(40, bar * 1e-6), np.full(40, bar)],
+                  np.where(rng.random(80) < 0.2, np.nan, rng.uniform(0, bar, 80))):
+            assert not _jumps(x, floor, sustain=SUSTAIN).any()
+            if settled is not None:
+                assert not _jumps(x, floor, settled, sustain=SUSTAIN_SETTLED).any()
+            if level is not None:
+                assert not stats.sustained(x > level, SUSTAIN).any()
+            assert not (x >= KL_CATASTROPHIC).any()
+            assert _explosion(metric, np.arange(80), x, floor, settled, level) is None
+        # just over the bar it is judged (and a sustained jump off a tiny level fires)
+        x = np.r_[np.full(40, bar * 1e-3), np.full(40, bar * 1.01)]
+        assert _explosion(metric, np.arange(80), x, floor, settled, level) is not None
+
+
 def test_kl_explosion_at_llm_scale_is_found_and_a_noisy_small_kl_is_not(tmp_path):
     # LLM runs sit far below our toy's KL: 0.01 nats for 60 steps, then 0.4 (40x) must fire
     s = healthy_series(100)

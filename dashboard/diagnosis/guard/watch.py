@@ -41,7 +41,8 @@ CHECK_EVERY = 10  # the trainers' default cadence; `hold` checks at it span (hol
 SAMPLE_STEPS = 5  # the recent steps whose samples the sample rules see (their cost grows with the rows)
 RULE_FAILED = "the rule failed"  # how engine.diagnose words a rule that raised (NotJudged.reason)
 STOP_SEVERITIES = ("critical", "warning")
-CARRIED_FACTS = ("reward_trend", "eval_trend")  # facts.py memo keys: trends over the whole view, slow to move
+# facts.py memo keys: the trends and the reward's spread over the whole view, slow to move
+CARRIED_FACTS = ("reward_trend", "eval_trend", "reward_scale")
 
 
 def severity_at_least(severity: str, bar: str | None) -> bool:

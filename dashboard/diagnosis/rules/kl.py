@@ -65,6 +65,11 @@ def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None, prio
 def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, settled: float | None,
                level: float | None) -> tuple[object, tuple[int, int], bool] | None:
     """(evidence, step range, critical?) of a sustained jump or a catastrophic value of one series, else None."""
+    # Every way to fire needs a value above the lowest bar (a jump clears a floor, a level or KL_CATASTROPHIC is
+    # above it): a series that never gets there, as an LLM's KL of 1e-3, skips the rolling medians
+    bar = min(b for b in (floor, settled, level) if b is not None)
+    if not bool((x > bar).any()):
+        return None
     prior = rolling_median(x, LONG)
     crit = _jumps(x, floor, prior=prior)
     why = f"{SUSTAIN} logged points in a row > {KL_JUMP:g}x the run's level before and > {floor:g}"

@@ -122,9 +122,10 @@ def length_drift(d: RunData):
     if ln is not None and len(ln[1]) >= MIN_TREND_STEPS:
         w = window_for(len(ln[1]))
         l0, l1 = early_level(ln[1], w), late_level(ln[1], w)
-        t = stats.trend(*ln)
-        # a growth, not a wander: the late level well above the early one and a significant upward trend
-        if l1 > LEN_GROWTH * l0 and l1 - l0 > LEN_MIN_TOKENS and t is not None and t.direction() == "up":
+        # a growth, not a wander: the late level well above the early one and a significant upward trend (tested in
+        # that order: the trend, pairs of every two points, is the costly part, and most runs fail the levels)
+        grew = l1 > LEN_GROWTH * l0 and l1 - l0 > LEN_MIN_TOKENS
+        if grew and (t := stats.trend(*ln)) is not None and t.direction() == "up":
             ev.append(evidence("completions/len_mean", l1, LEN_GROWTH * l0, f"last {w} steps vs early level",
                                f"mean completion length grew from {fmt(l0)} to {fmt(l1)} tokens (Mann-Kendall "
                                f"tau {t.tau:.2f}, p = {t.p:.2g})"))
