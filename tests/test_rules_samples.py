@@ -194,8 +194,8 @@ def frame_verifier_suspect(s: pd.DataFrame | None):
     """verifier_suspect as the plain pandas reading: filter the frame, the per-row loop, examples from to_dict."""
     if s is None or not {"prompt", "completion", "reward", "step"} <= set(s.columns) or s["completion"].isna().all():
         return NotJudged("verifier_suspect", "the run has no sample texts (prompt, completion, reward)")
-    steps = np.sort(s["step"].unique())[-LAST_STEPS:]
-    s = s[s["step"].isin(steps) & s["completion"].notna() & s["prompt"].notna()]
+    steps = np.sort(s["step"].dropna().unique())[-LAST_STEPS:]
+    s = s[(s["step"].isin(steps) | s["step"].isna()) & s["completion"].notna() & s["prompt"].notna()]
     zero = int((s["reward"] == 0).sum())
     if zero == 0:
         return []
@@ -204,7 +204,8 @@ def frame_verifier_suspect(s: pd.DataFrame | None):
     if len(bad) < MIN_EXAMPLES or share < SUSPECT_WARN:
         return []
     severity = "critical" if share >= SUSPECT_CRIT else "warning"
-    ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses of the last {len(steps)} steps",
+    where = f"of the last {len(steps)} steps" if len(steps) else "(none carries a step)"
+    ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses {where}",
                    f"{len(bad)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
     cols = [c for c in ("step", "group", "prompt", "completion", "reward", "why") if c in bad]
     examples = [{k: (str(v)[:200] if isinstance(v, str) else v) for k, v in row.items()}
@@ -212,8 +213,8 @@ def frame_verifier_suspect(s: pd.DataFrame | None):
     examples = [{k: (int(v) if isinstance(v, (np.integer,)) else float(v) if isinstance(v, np.floating) else v)
                  for k, v in e.items()} for e in examples]
     return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "
-                    "answers", (int(steps[0]), int(steps[-1])), ev, (C.VERIFIER,), metrics=("reward/mean",),
-                    examples=examples)]
+                    "answers", (int(steps[0]), int(steps[-1])) if len(steps) else None, ev, (C.VERIFIER,),
+                    metrics=("reward/mean",), examples=examples)]
 
 
 def test_verifier_suspect_by_hand():
@@ -228,6 +229,22 @@ def test_verifier_suspect_by_hand():
         (1, 0, "x = 7", 0.0, "the prompt's arithmetic gives 7, which the response answers"),
         (1, 0, "7!", 0.0, SAME_ANSWER)]
     assert type(f.examples[0]["step"]) is int and type(f.examples[0]["reward"]) is float
+
+
+def test_verifier_suspect_fires_on_samples_with_missing_steps():
+    """Responses without a step count with the recent ones, and the finding's range is that of the steps there
+    are (a missing step once made the rule fail: int(NaN)); with no step at all, the finding has no range."""
+    rows = [(1, 0, "3+4=", "7", 1.0)] + [(s, 0, "3+4=", t, 0.0) for s, t in
+                                         ((np.nan, "7."), (2, " 7"), (np.nan, "so 7"), (3, "x = 7"), (None, "7!"))]
+    for steps in (None, object):
+        s = frame(rows)
+        if steps is object:
+            s["step"] = pd.Series([r[0] for r in rows], dtype=object).where(s["step"].notna(), None)
+        (f,) = verifier_suspect(D(s))
+        assert f.severity == "critical" and f.step_range == (1, 3) and f.evidence[0].value == 1.0
+        assert "of the last 3 steps" in f.evidence[0].statistic
+    (f,) = verifier_suspect(D(frame(rows).assign(step=np.nan)))
+    assert f.step_range is None and "(none carries a step)" in f.evidence[0].statistic
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

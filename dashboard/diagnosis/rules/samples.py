@@ -112,13 +112,14 @@ def _normalised(texts: list[str]) -> list[str]:
 
 
 def _last_steps(step: np.ndarray, last: int) -> tuple[np.ndarray, np.ndarray]:
-    """(the `last` largest distinct steps, sorted; which rows are at one of them). step: (N,) -> (K,), (N,) bool.
-    A missing step sorts last, so its rows always count (as Series.isin, which matches NaN, counted them)."""
-    steps = np.sort(pd.unique(step))
+    """(the `last` largest distinct steps that are there, sorted; which rows are at one of them or have no step).
+    step: (N,) -> (K,), (N,) bool. A row without a step always counts; it never makes a step of the range."""
+    missing = pd.isna(step)
+    steps = np.sort(pd.unique(step[~missing] if missing.any() else step))
     if len(steps) <= last:
         return steps, np.ones(len(step), dtype=bool)
     steps = steps[-last:]
-    return steps, np.isin(step, steps) | pd.isna(step)
+    return steps, np.isin(step, steps) | missing
 
 
 def _examples(cols: dict[str, np.ndarray], rows: np.ndarray, why: list[str]) -> list[dict]:
@@ -167,11 +168,13 @@ def verifier_suspect(d: RunData):
     if len(keep) < MIN_EXAMPLES or share < SUSPECT_WARN:
         return []
     severity = "critical" if share >= SUSPECT_CRIT else "warning"
-    ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses of the last {len(steps)} steps",
+    where = f"of the last {len(steps)} steps" if len(steps) else "(none carries a step)"
+    ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses {where}",
                    f"{len(keep)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
     cols = {"step": step, "group": s.get("group"), "prompt": prompts,
             "completion": texts, "reward": raw}
     examples = _examples({c: x for c, x in cols.items() if x is not None}, rows[keep[:5]], why)
+    rng = (int(steps[0]), int(steps[-1])) if len(steps) else None  # None: no response carries a step
     return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "
-                    "answers", (int(steps[0]), int(steps[-1])), ev, (C.VERIFIER,), metrics=("reward/mean",),
+                    "answers", rng, ev, (C.VERIFIER,), metrics=("reward/mean",),
                     examples=examples)]
