@@ -1,11 +1,13 @@
 """Diagnosis of a long run: every rule, the trend tests and the verdict on a 100,000-step run.
 
-    python benchmarks/bench_diagnosis.py [--steps 100000] [--repeats 5]
+    python benchmarks/bench_diagnosis.py [--steps 100000] [--repeats 5] [--rolling]
 
 Times `dashboard.diagnosis.diagnose` (median over repeats) on an in-memory run with the checklist's columns,
 a slow reward trend, noise, and a KL spike every 10,000 steps; and, beside it, the two trend tests alone on
 the reward as scipy would run them on every point (Mann-Kendall is O(n log n); Theil-Sen is O(n^2), so the
 engine tests the means of at most `stats.MAX_TREND_POINTS` bins instead, which is what keeps it fast).
+With --rolling, also the rules' rolling median (series.rolling_median: bottleneck's move_median) against pandas'
+rolling median, which it equals, at the sizes a live guard judges and at a whole run's.
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int, default=100_000)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--rolling", action="store_true", help="also time the rolling median against pandas'")
     args = p.parse_args()
+    if args.rolling:
+        rolling(args.repeats)
     run = synthetic_run(args.steps)
     d = diagnose(run)
     print(f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}")
@@ -63,6 +68,25 @@ def main() -> None:
     ts = median_time(lambda: sps.theilslopes(r[:m], s[:m]), max(1, args.repeats // 2))
     print(f"scipy theilslopes on {m:,} points: {1e3 * ts:.0f} ms; on all {args.steps:,} about "
           f"{ts * (args.steps / m) ** 2:.0f} s (quadratic), {ts * (args.steps / m) ** 2 / binned:,.0f}x the binned test")
+
+
+def rolling(repeats: int) -> None:
+    """series.rolling_median against pandas' rolling median, side by side: (points, window, NaN share)."""
+    from dashboard.diagnosis.series import rolling_median
+
+    rng = np.random.default_rng(0)
+    print("| points | window | NaN | pandas rolling().median() | series.rolling_median | pandas / ours |")
+    print("|---|---|---|---|---|---|")
+    for n, window, nan in ((440, 20, 0.0), (440, 20, 0.1), (440, 5, 0.0), (10_000, 20, 0.0), (100_000, 20, 0.1)):
+        x = rng.normal(size=n)
+        x[rng.random(n) < nan] = np.nan
+        lo = max(1, window // 2)
+        want = pd.Series(x).rolling(window, min_periods=lo).median().to_numpy()
+        assert np.array_equal(rolling_median(x, window), want, equal_nan=True)
+        k = max(repeats, 20_000_000 // (n * window))  # many calls of a short series: a median of microseconds
+        pd_s = median_time(lambda: pd.Series(x).rolling(window, min_periods=lo).median().to_numpy(), k)
+        ours = median_time(lambda: rolling_median(x, window), k)
+        print(f"| {n:,} | {window} | {nan:.0%} | {1e6 * pd_s:,.0f} µs | {1e6 * ours:,.0f} µs | {pd_s / ours:.1f}x |")
 
 
 if __name__ == "__main__":

@@ -339,9 +339,8 @@ def test_series_helpers_by_hand():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_rolling_median_equals_pandas_on_every_path(seed):
-    """Short series and the first points of long ones are sorted window by window, long finite ones go through
-    scipy's rank filters, series with an inf or long ones with a NaN through pandas: every path gives pandas'
-    rolling median exactly."""
+    """bottleneck's moving median (series without an inf; shorter than the window, or than half of it, included)
+    and pandas' own for a series with an inf: every path gives pandas' rolling median exactly."""
     rng = np.random.default_rng(seed)
     for _ in range(150):
         window = int(rng.choice([1, 2, 3, 4, 5, 8, 20, 50]))

@@ -203,8 +203,9 @@ def test_mann_kendall_gives_scipys_kendalltau(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_smooth_equals_pandas_centred_rolling_median(seed):
-    """stats.smooth (odd windows by sorted windows or scipy with sorted ends, even windows and infs by pandas)
-    gives pandas' rolling(window, min_periods=1, center=True).median() exactly, NaN and short series included."""
+    """stats.smooth (odd windows by bottleneck's trailing median of the series padded with NaN, even windows and
+    infs by pandas) gives pandas' rolling(window, min_periods=1, center=True).median() exactly, NaN and short
+    series included."""
     rng = np.random.default_rng(seed)
     for _ in range(150):
         window = int(rng.choice([1, 2, 3, 4, 5, 7, 9]))

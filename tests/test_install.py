@@ -128,6 +128,8 @@ def install(venv_python: Path, wheel: Path, constraints: Path) -> None:
         if out.returncode == 0:
             return
     WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+    for stale in WHEELHOUSE.glob("grposcope-*"):  # a wheel of an earlier checkout, same version: pip would reuse
+        stale.unlink()                            # it, and resolve the dependencies that checkout declared
     got = run([sys.executable, "-m", "pip", "download", "-q", "-d", str(WHEELHOUSE), "-c", str(constraints),
                "--only-binary", ":all:", "--python-version", f"{sys.version_info[0]}.{sys.version_info[1]}",
                str(wheel)], timeout=600)

@@ -8,10 +8,9 @@ noisy step neither fires a rule nor keeps it firing.
 
 from __future__ import annotations
 
+import bottleneck as bn
 import numpy as np
 import pandas as pd
-from numpy.lib.stride_tricks import sliding_window_view
-from scipy import ndimage
 
 WARMUP_STEPS = 5  # the first logged steps are skipped by trend rules: optimizer state and caches warm up
 MIN_CONSECUTIVE = 5  # a condition must hold this many logged steps in a row to count
@@ -19,63 +18,34 @@ COOLDOWN_STEPS = 10  # episodes closer than this are one episode
 
 
 def rolling_median(x: np.ndarray, window: int) -> np.ndarray:
-    """Trailing median over `window` points, ignoring NaN; NaN where fewer than half the window is finite.
+    """Trailing median over `window` points, ignoring NaN; NaN where fewer than half the window is finite:
+    pandas' rolling(window, min_periods=window // 2).median() to the bit (tests/test_diagnosis.py).
 
+    bottleneck's move_median (a double heap in C) does it 10x faster than pandas or scipy's rank filters at the
+    sizes a live guard judges (a few hundred points, several series a check; benchmarks/README.md, Guard); a
+    series with an inf takes pandas' own rule for it (NaN).
     x: (T,) -> (T,)
     """
     x = np.asarray(x, dtype=np.float64)
     lo = max(1, window // 2)
     if np.isinf(x).any():
-        return pd.Series(x).rolling(window, min_periods=lo).median().to_numpy()  # pandas' rule for an inf: NaN
-    if len(x) <= 2 * window:
-        return _sorted_windows_median(x, window, lo)
-    if np.isnan(x).any():
         return pd.Series(x).rolling(window, min_periods=lo).median().to_numpy()
-    # Without NaN, scipy's rank filters give the full windows 3-20x faster than pandas on 100k points (an even
-    # window's median is the mean of its two middle ranks); the first window - 1 points keep pandas' rule.
-    out = median_filter(x, window)
-    out[:window - 1] = _sorted_windows_median(x[:window - 1], window, lo)
-    return out
-
-
-def _sorted_windows_median(x: np.ndarray, window: int, lo: int, centred: bool = False) -> np.ndarray:
-    """Pandas' rolling median (min_periods=lo; trailing, or centred for an odd window) of x without inf, by
-    sorting every window at once: a (T, window) sort, for short series and the ends of long ones, where a pandas
-    rolling object cost a live guard's check 0.1-0.2 ms per call. Equal to pandas' values (tests/test_diagnosis.py).
-    x: (T,) -> (T,)"""
-    if not len(x):
-        return x.copy()
-    left = window // 2 if centred else window - 1
-    pad = np.concatenate([np.full(left, np.nan), x, np.full(window - 1 - left, np.nan)])
-    s = np.sort(sliding_window_view(pad, window), axis=1)  # (T, window); NaN sorts last
-    n = window - np.isnan(s).sum(axis=1)  # the values present in each window
-    r = np.arange(len(x))
-    med = (s[r, (n - 1) // 2] + s[r, n // 2]) / 2  # the two middle ranks of the n present (one when n is odd)
-    return np.where(n >= lo, med, np.nan)
+    if lo > len(x):  # no window holds enough points (an empty series included)
+        return np.full(len(x), np.nan)
+    # a window longer than the series sees what one of the series' length sees, at every point
+    return bn.move_median(x, min(window, len(x)), min_count=lo)
 
 
 def centred_median(x: np.ndarray, window: int) -> np.ndarray:
-    """Centred rolling median over an odd `window` (fewer points at the ends), NaN ignored; pandas'
-    rolling(window, min_periods=1, center=True).median() without its cost. x: (T,) no inf -> (T,)"""
+    """Centred rolling median over an odd `window` (fewer points at the ends), NaN ignored: pandas'
+    rolling(window, min_periods=1, center=True).median() without its cost, as the trailing median of the
+    series followed by window // 2 NaNs, read window // 2 points later. x: (T,) no inf -> (T,)"""
     x = np.asarray(x, dtype=np.float64)
-    if len(x) <= 2 * window or np.isnan(x).any():
-        return _sorted_windows_median(x, window, 1, centred=True)
-    out = median_filter(x, window, trailing=False)  # full windows in C; the ends keep pandas' rule
     h = window // 2
-    if h:  # (window 1 has no ends; out[-0:] would be all of it)
-        out[:h] = _sorted_windows_median(x[:window], window, 1, centred=True)[:h]
-        out[-h:] = _sorted_windows_median(x[-window:], window, 1, centred=True)[-h:]
-    return out
-
-
-def median_filter(x: np.ndarray, window: int, trailing: bool = True) -> np.ndarray:
-    """Median of every full window of finite x, trailing (ending at each point) or centred; the points without a
-    full window are the filter's 'nearest' padding, for the caller to replace. x: (T,) -> (T,)"""
-    origin = (window - 1) // 2 if trailing else 0
-    if window % 2:
-        return ndimage.median_filter(x, size=window, origin=origin, mode="nearest")
-    lo = ndimage.rank_filter(x, window // 2 - 1, size=window, origin=origin, mode="nearest")
-    return (lo + ndimage.rank_filter(x, window // 2, size=window, origin=origin, mode="nearest")) / 2
+    padded = np.concatenate([x, np.full(h, np.nan)]) if h else x
+    if not len(padded):
+        return padded.copy()
+    return bn.move_median(padded, min(window, len(padded)), min_count=1)[h:]
 
 
 def episodes(mask: np.ndarray, min_len: int = MIN_CONSECUTIVE, cooldown: int = COOLDOWN_STEPS) -> list[tuple[int, int]]:
