@@ -84,8 +84,8 @@ def rolling(repeats: int) -> None:
         want = pd.Series(x).rolling(window, min_periods=lo).median().to_numpy()
         assert np.array_equal(rolling_median(x, window), want, equal_nan=True)
         k = max(repeats, 20_000_000 // (n * window))  # many calls of a short series: a median of microseconds
-        pd_s = median_time(lambda: pd.Series(x).rolling(window, min_periods=lo).median().to_numpy(), k)
-        ours = median_time(lambda: rolling_median(x, window), k)
+        pd_s = median_time(lambda x=x, w=window, lo=lo: pd.Series(x).rolling(w, min_periods=lo).median().to_numpy(), k)
+        ours = median_time(lambda x=x, w=window: rolling_median(x, w), k)
         print(f"| {n:,} | {window} | {nan:.0%} | {1e6 * pd_s:,.0f} µs | {1e6 * ours:,.0f} µs | {pd_s / ours:.1f}x |")
 
 

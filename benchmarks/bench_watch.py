@@ -116,9 +116,7 @@ def in_loop(steps: int) -> tuple[float, float, int, float]:
     with tempfile.TemporaryDirectory() as d:
         cfg = build_config(None, None, [("out", f"{d}/run"), ("steps", str(steps)), ("log.progress", "false")])
         guard = TrainGuard(every=10, budget=None, write=lambda line: None)
-        t0 = time.perf_counter()
         train(cfg, guard=guard)
-        wall = time.perf_counter() - t0
         step_s = load_run(f"{d}/run").metrics["perf/step_s"]
         return guard.guard.pacer.spent, float(step_s.sum()), guard.guard.watcher.checks, float(step_s.median())
 

@@ -123,7 +123,14 @@ def test_a_kl_series_under_its_lowest_bar_can_fire_no_way():
     each of its masks is empty there, so the skip changes nothing. Checked on series that touch the bar, with
     NaN and with a jump of 1e6x off a tiny level."""
     from dashboard.diagnosis import stats
-    from dashboard.diagnosis.rules.kl import KL_CATASTROPHIC, SERIES, SUSTAIN, SUSTAIN_SETTLED, _explosion, _jumps
+    from dashboard.diagnosis.rules.kl import (
+        KL_CATASTROPHIC,
+        SERIES,
+        SUSTAIN,
+        SUSTAIN_SETTLED,
+        _explosion,
+        _jumps,
+    )
 
     rng = np.random.default_rng(3)
     for metric, floor, settled, level in SERIES:
@@ -685,9 +692,8 @@ def test_every_rule_id_is_in_the_team_contract():
 def test_zero_variance_examples_show_a_text_that_is_there_never_nan():
     import pandas as pd
 
-    from dashboard.diagnosis.rules.reward import zero_variance_examples
-
     from dashboard.diagnosis.context import RunData
+    from dashboard.diagnosis.rules.reward import zero_variance_examples
 
     class Run:  # a run without metrics: the samples are all the function reads
         def samples(self):

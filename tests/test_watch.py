@@ -184,13 +184,13 @@ def test_two_checks_far_enough_apart_confirm_and_clear_a_finding(flag_rules):
     w = Watcher(rules=["test_flag"], hold=3)
     assert w.hold_steps == 20
     events = []
-    for s in range(0, 200):
+    for s in range(200):
         w.add(s, {"test/flag": 1.0 if s < 100 else 0.0})
         if s % 25 == 0 and (u := w.check()):
             events += [("new", s) for _ in u.new] + [("cleared", s) for _ in u.cleared]
     assert events == [("new", 25), ("cleared", 125)]
     w = Watcher(rules=["test_flag"], hold=3)
-    for s in range(0, 100):
+    for s in range(100):
         w.add(s, {"test/flag": 1.0})
         if s % 10 == 0 and (u := w.check()) and u.new:
             assert s == 20
@@ -380,7 +380,7 @@ def test_a_confirmed_finding_keeps_its_examples_and_its_rule_stops_rebuilding_th
     """too_hard's zero-variance finding holds from its confirmation to the end: its examples are built while it
     waits to be confirmed, reported with it, kept on the active finding afterwards without being rebuilt at every
     check, and built afresh by the final check."""
-    import dashboard.diagnosis.rules.reward as reward
+    from dashboard.diagnosis.rules import reward
 
     calls = []
     real = reward.zero_variance_examples
@@ -403,5 +403,5 @@ def test_a_confirmed_finding_keeps_its_examples_and_its_rule_stops_rebuilding_th
     assert active and active[0].examples == reported.examples
     u = w.check(final=True)
     assert len(calls) == calls_at_report + 1  # the final check shows the last step's examples
-    final = [f for f in w.active if f.rule_id == "zero_variance_groups"][0]
+    final = next(f for f in w.active if f.rule_id == "zero_variance_groups")
     assert final.examples and final.examples[0]["step"] > reported.examples[0]["step"]

@@ -30,7 +30,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.diagnosis.context import JUDGED_SAMPLE_COLUMNS, RunData, column_array, frame_columns, latest_rows
+from dashboard.diagnosis.context import (
+    JUDGED_SAMPLE_COLUMNS,
+    RunData,
+    column_array,
+    frame_columns,
+    latest_rows,
+)
 from dashboard.diagnosis.engine import collect, judge
 from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding, NotJudged
 from dashboard.diagnosis.guard.history import BoundedHistory
@@ -315,7 +321,8 @@ def _by_step(rows: list[dict]) -> list[tuple[float, list[dict]]]:
     out: dict[float, list[dict]] = {}
     for r in rows:
         s = r.get("step")
-        if isinstance(s, (int, float, np.integer, np.floating)) and not isinstance(s, bool) and s == s:
+        if isinstance(s, (int, float, np.integer, np.floating)) and not isinstance(s, bool) \
+                and not (isinstance(s, (float, np.floating)) and math.isnan(s)):
             out.setdefault(s, []).append(r)
     return list(out.items())
 
