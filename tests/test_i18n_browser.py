@@ -1,22 +1,30 @@
 """The Chinese diagnosis page in a real browser: grpo-dash, Debian's Chromium, a CJK font (tests/ensure_chromium.sh).
 
-Uses the server, browser and page fixtures of test_dashboard_browser.py (it skips the same way without
+Uses the server, browser and page fixtures of browser_fixtures.py (it skips the same way without
 Chromium outside CI). The screenshot goes to tests/artifacts/diagnosis_zh.png for a person to look at.
 """
 
 from __future__ import annotations
 
-from test_dashboard_browser import (  # noqa: F401 - fixtures are looked up by name
+from pathlib import Path
+
+import pytest
+from browser_fixtures import (  # noqa: F401 - fixtures are looked up by name
     RENDER_TIMEOUT_MS,
     browser,
     page,
-    root,
     screenshot,
     server,
     wait_rendered,
 )
+from dash_fixtures import make_root
 
 from dashboard.diagnosis.i18n import zh
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return make_root(tmp_path_factory.mktemp("browser_zh") / "root")
 
 # Draw each character on a canvas in the page's own font and compare the pixels: without a CJK font every
 # character falls back to the same empty box ("tofu"), so distinct characters would draw identically.
@@ -32,7 +40,7 @@ GLYPHS_DIFFER = """(chars) => {
 }"""
 
 
-def test_chinese_diagnosis_page_renders(server, page):  # noqa: F811 - pytest fixtures
+def test_chinese_diagnosis_page_renders(server, page):
     page.goto(server + "/diagnosis?run=root/broken_verifier&lang=zh")
     wait_rendered(page, "诊断")
     page.get_by_text("整个 run 的 reward 恒为 0").first.wait_for(timeout=RENDER_TIMEOUT_MS)

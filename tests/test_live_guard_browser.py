@@ -1,4 +1,4 @@
-"""The Live page's guard panel in a real browser (grpo-dash and headless Chromium, as in test_dashboard_browser.py):
+"""The Live page's guard panel in a real browser (grpo-dash and headless Chromium, browser_fixtures.py):
 a run watched by grpo-train's guard (grpo_core.guard.TrainGuard writing findings.jsonl and run.json, as train()
 wires it) turns bad while the page is open; its findings, then its stop, appear in place without a reload: the
 reason once and whole, and the run picker (outside the refreshing fragment) relabelled with the selection kept."""
@@ -10,8 +10,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from dash_fixtures import step_metrics
-from test_dashboard_browser import (  # noqa: F401 - the fixtures are used by name
+from browser_fixtures import (  # noqa: F401 - the fixtures are used by name
     RENDER_TIMEOUT_MS,
     browser,
     live_step,
@@ -20,6 +19,7 @@ from test_dashboard_browser import (  # noqa: F401 - the fixtures are used by na
     server,
     wait_rendered,
 )
+from dash_fixtures import step_metrics
 
 from collectors import RunWriter
 from dashboard.diagnosis.guard.guard import read_findings
@@ -53,7 +53,7 @@ def wait_until(pg, check, timeout_s: float = 15.0) -> bool:
     return check()
 
 
-def test_guard_findings_then_the_stop_appear_in_place(server, root, page, browser):  # noqa: F811 - fixtures
+def test_guard_findings_then_the_stop_appear_in_place(server, root, page, browser):
     with RunWriter(root / "other", name="other", handle_signals=False) as other:  # the run the page opens on
         other.log_step(0, step_metrics(0, *HEALTHY))
     writer = RunWriter(root / "guarded", name="guarded", handle_signals=False, flush_every=1)

@@ -1,0 +1,111 @@
+"""What the real-browser tests share: `grpo-dash` on a free port (the `server` fixture, over the test module's
+own `root` fixture), Debian's Chromium driven headless by Playwright (`browser`, `page`), and waits and
+screenshots. Importing this module skips the importing test module when Chromium is absent outside CI.
+
+Playwright drives the system browser at /usr/bin/chromium (installed by tests/ensure_chromium.sh); it never
+downloads its own. Screenshots are saved under tests/artifacts/ (git-ignored) for a person to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+START_TIMEOUT_S = 60.0  # first start imports streamlit, pandas and plotly
+RENDER_TIMEOUT_MS = 60_000
+
+if not CHROMIUM.exists() and not IN_CI:
+    pytest.skip(f"{CHROMIUM} is missing (run tests/ensure_chromium.sh); browser tests skipped outside CI",
+                allow_module_level=True)
+if not IN_CI:
+    pytest.importorskip("playwright.sync_api", reason="the playwright package (dev extra) is not installed")
+from playwright import sync_api
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"grpo-dash exited early with code {proc.returncode}: {proc.stdout.read()}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"grpo-dash did not answer at {url} within {timeout_s:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def server(root):
+    port = free_port()
+    launcher = Path(sys.executable).with_name("grpo-dash")  # the installed entry point, as a user starts it
+    cmd = [str(launcher)] if launcher.exists() else [sys.executable, "-m", "dashboard.cli"]
+    cmd += [str(root), "--port", str(port), "--host", "127.0.0.1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, proc, START_TIMEOUT_S)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                              args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def screenshot(pg, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    out = ARTIFACTS / f"{name}.png"
+    pg.screenshot(path=str(out), full_page=True)
+    return out
+
+
+def wait_rendered(pg, title: str) -> None:
+    """Wait past Streamlit's skeleton: the page's own title element, then the app to stop running."""
+    pg.get_by_test_id("stHeading").filter(has_text=title).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    pg.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=RENDER_TIMEOUT_MS)
+
+
+def live_step(pg) -> int | None:
+    metric = pg.get_by_test_id("stMetric").filter(has_text="last step").first
+    text = metric.get_by_test_id("stMetricValue").inner_text()
+    m = re.search(r"\d+", text)
+    return int(m.group()) if m else None
