@@ -6,7 +6,8 @@ The same cases as tests/test_fuzz_readers.py (case i of a source is the same mut
 them: each is opened with open_run, read (.metrics, .samples()), diagnosed and refreshed, under a CPU-time
 bound. Outcomes: opened (read what was valid), refused (RunError naming the file), and the failures:
 unhandled (any other exception), timeout, memory (peak +512 MB in one case), message (a RunError that is not
-one line naming the file). The most frequent failure sites are listed under the table.
+one line naming the file), abort (the case killed its worker process; the others still run: harness.run_isolated).
+The most frequent failure sites are listed under the table.
 """
 
 from __future__ import annotations
@@ -16,34 +17,23 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fuzz.harness import Tally, fuzz_source, report
+from fuzz.harness import Tally, fuzz_source, merge, report, run_isolated
 from fuzz.seeds import NO_FILES, default_roots, find_seeds
 
-KINDS = ["opened", "refused", "unhandled", "timeout", "memory", "message"]
+KINDS = ["opened", "refused", "unhandled", "timeout", "memory", "message", "abort"]
 
 
 def _slice(args: tuple) -> Tally:
     source, seeds, first, n, limit_s = args
     with tempfile.TemporaryDirectory(prefix="fuzz-") as work:
         return fuzz_source(source, seeds, n, Path(work), first=first, limit_s=limit_s)
-
-
-def _merge(source: str, parts: list[Tally]) -> Tally:
-    out = Tally(source)
-    for t in parts:
-        out.counts += t.counts
-        out.where += t.where
-        out.rule_failures += t.rule_failures
-        out.slowest_s = max(out.slowest_s, t.slowest_s)
-        for k, v in t.examples.items():
-            out.examples.setdefault(k, v)
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         seeds = find_seeds(default_roots(Path(gen)))
         names = [n for n in sorted(seeds) if not args.source or n in args.source]
         rows, tallies = [], []
-        with ProcessPoolExecutor(args.jobs) as pool:
+        # each slice in a process of its own (threads only wait on them): a case that kills its process costs
+        # that case, not the run
+        with ThreadPoolExecutor(args.jobs) as pool:
             for name in names:
                 if name in NO_FILES or not seeds[name]:
                     print(f"{name}: not fuzzed ({NO_FILES.get(name, 'no seed file found')})", file=sys.stderr)
@@ -66,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                 jobs = [(name, seeds[name], a, min(step, args.cases - a), args.limit_s)
                         for a in range(0, args.cases, step)]
                 start = time.perf_counter()
-                tally = _merge(name, list(pool.map(_slice, jobs)))
+                tally = merge(name, list(pool.map(partial(run_isolated, _slice), jobs)))
                 took = time.perf_counter() - start
                 tallies.append(tally)
                 print(report(tally), f"({took:.0f} s)", file=sys.stderr, flush=True)

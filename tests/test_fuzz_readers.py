@@ -58,3 +58,19 @@ def test_mutations_are_reproducible_and_each_changes_the_file():
         assert changed >= 15, name
     deep = MUTATORS["deep_nesting"](data, random.Random(0))
     assert deep.count(b"[") >= DEEP
+
+
+def test_a_case_that_kills_its_process_costs_that_case_not_the_run():
+    """harness.run_isolated with a worker that really aborts (SIGABRT) at case 2 of cases 0-4: the slice is halved
+    in fresh processes until case 2 stands alone; it is counted as an abort and named, the four others open."""
+    from functools import partial
+
+    from fuzz.aborting import slice_aborting_at
+    from fuzz.harness import run_isolated
+
+    seeds = ["a", "b", "c"]
+    t = run_isolated(partial(slice_aborting_at, 2), ("jsonl", seeds, 0, 5, 1.0))
+    assert dict(t.counts) == {"opened": 4, "abort": 1}
+    assert dict(t.where) == {"the process died (case 2)": 1}
+    assert t.examples["the process died (case 2)"] == "seed c, case 2"  # seeds cycle: case 2 -> seeds[2 % 3]
+    assert dict(run_isolated(partial(slice_aborting_at, 99), ("jsonl", seeds, 0, 5, 1.0)).counts) == {"opened": 5}

@@ -9,12 +9,15 @@ with them.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import random
 import resource
 import signal
 import time
 import traceback
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +38,8 @@ class CaseTimeout(BaseException):  # BaseException: a reader's `except Exception
 @dataclass
 class Tally:
     source: str
-    counts: Counter = field(default_factory=Counter)  # opened / refused / unhandled / timeout / memory / message
+    counts: Counter = field(default_factory=Counter)  # opened / refused / unhandled / timeout / memory / message /
+    # abort (the case killed its process: a C abort or the kernel's OOM killer; see run_isolated)
     where: Counter = field(default_factory=Counter)  # "ExcType @ module.function" -> cases
     examples: dict[str, str] = field(default_factory=dict)  # where -> how to reproduce
     rule_failures: Counter = field(default_factory=Counter)  # diagnosis rules that gave up with an exception
@@ -138,3 +142,40 @@ def report(tally: Tally, limit: int = 8) -> str:
     for where, n in tally.where.most_common(limit):
         lines.append(f"  {n:5d}  {where}   e.g. {tally.examples[where]}")
     return "\n".join(lines)
+
+
+def merge(source: str, parts: list[Tally]) -> Tally:
+    """One tally of several slices' tallies."""
+    out = Tally(source)
+    for t in parts:
+        out.counts += t.counts
+        out.where += t.where
+        out.rule_failures += t.rule_failures
+        out.slowest_s = max(out.slowest_s, t.slowest_s)
+        for k, v in t.examples.items():
+            out.examples.setdefault(k, v)
+    return out
+
+
+def run_isolated(work, job: tuple) -> Tally:
+    """work(job) in a process of its own. job = (source, seeds, first, n, limit_s): cases first..first+n-1.
+
+    A case that kills the process (a C++ abort in a library, the OOM killer) raises no exception to record: the
+    slice is halved and each half run afresh until that case stands alone; it is counted as `abort`, named, and
+    every other case of the slice still runs. Without this, one such case stopped a whole `make fuzz`."""
+    try:
+        # spawn, not fork: the caller may wait on several slices from threads, and a fork of a threaded process
+        # can inherit a held lock; `work` must be importable (a module's function, or a partial of one)
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(work, job).result()
+    except BrokenProcessPool:
+        source, seeds, first, n, limit_s = job
+        if n <= 1:
+            t, where = Tally(source), f"the process died (case {first})"
+            t.counts["abort"] += 1
+            t.where[where] += 1
+            t.examples[where] = f"seed {seeds[first % len(seeds)]}, case {first}"
+            return t
+        half = n // 2
+        return merge(source, [run_isolated(work, (source, seeds, first, half, limit_s)),
+                              run_isolated(work, (source, seeds, first + half, n - half, limit_s))])
