@@ -714,3 +714,23 @@ def test_an_inf_reward_has_no_place_in_the_reward_range_of_the_no_spread_steps()
     with np.errstate(all="raise"):  # inf - inf used to give a NaN position (and a RuntimeWarning)
         assert facts.same_score_side(D(), np.array([True, True, False, False, False])) == "all-fail"
         assert facts.same_score_side(D(), np.array([False, True, False, False, False])) is None
+
+
+def test_the_reward_scale_of_a_run_whose_steps_mostly_have_no_spread_is_the_spread_of_its_responses():
+    """facts.reward_scale: the median per-step std when it is above 0; where most steps have no spread (almost
+    every response fails) the pooled spread of every response, sqrt(mean within-step variance + variance of the
+    step means): for a binary reward that is sqrt(p (1 - p)) at the run's pass rate p. Worked by hand: ten steps
+    of ten responses, one step with five passes (std 0.5, mean 0.5), nine with none: p = 5 / 100."""
+    from dashboard.diagnosis import facts
+    from dashboard.diagnosis.context import RunData
+
+    def scale(std, mean):
+        return facts.reward_scale(RunData(Bare(pd.DataFrame({"step": range(len(std)), "reward/std": std,
+                                                                   "reward/mean": mean}))))
+
+    got, how = scale([0.0] * 9 + [0.5], [0.0] * 9 + [0.5])
+    assert got == pytest.approx(math.sqrt(0.05 * 0.95)) and "every response over the run" in how
+    # mean within-step variance 0.5 / 6, variance of the means 0.5 / 6 - (1 / 6) ** 2
+    assert scale([0, 0, 0, 0, 0.5, 0.5], [0, 0, 0, 0, 0.5, 0.5])[0] == pytest.approx(math.sqrt(1 / 6 - 1 / 36))
+    assert scale([0.0, 0.3, 0.5], [0.2, 0.4, 0.5]) == (0.3, "median per-step reward std")  # above 0: as before
+    assert scale([0.0] * 5, [0.0] * 5)[1] == "no spread logged (taken as 1)"  # nothing varies at all

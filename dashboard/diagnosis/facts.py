@@ -29,6 +29,9 @@ def _reward_scale(d: RunData) -> tuple[float, str]:
         x = d.dense(name)
         if x is not None and len(x[1]) and np.median(x[1]) > 0:
             return float(np.median(x[1])), how
+    pooled = _pooled_spread(d)
+    if pooled > 0:
+        return pooled, "spread of every response over the run (most steps have none)"
     r = d.dense(REWARD)
     if r is not None and len(r[1]) > 2:
         s = stats.spread(r[1])
@@ -38,6 +41,22 @@ def _reward_scale(d: RunData) -> tuple[float, str]:
         if s > 0:
             return s, "std of the reward over steps"
     return 1.0, "no spread logged (taken as 1)"
+
+
+def _pooled_spread(d: RunData) -> float:
+    """The spread of every response of the run: sqrt(mean within-step variance + variance of the step means),
+    over the steps that log both; 0 when fewer than 3 do. Where most steps have no spread at all (almost every
+    response fails, or passes) the median per-step std is 0, yet the responses do differ: a binary reward at pass
+    rate p has this spread sqrt(p (1 - p)), where the spread of the step means alone (the next fallback) is
+    several times smaller and made small moves of the reward look like learning."""
+    s, r = d.dense("reward/std"), d.dense(REWARD)
+    if s is None or r is None:
+        return 0.0
+    both = np.intersect1d(s[0], r[0])
+    if len(both) < 3:
+        return 0.0
+    within, means = s[1][np.isin(s[0], both)], r[1][np.isin(r[0], both)]
+    return float(np.sqrt(np.mean(within ** 2) + np.var(means)))
 
 
 def reward_trend(d: RunData) -> stats.Trend | None:
