@@ -121,6 +121,26 @@ def test_live_page_shows_new_steps_without_reload(server, root, page):
         writer.close()
 
 
+@pytest.mark.parametrize("width", [800, 1000])
+def test_live_tiles_show_their_whole_values_in_a_narrow_window(server, browser, width):
+    """In a window of 800 or 1,000 px with the sidebar open, the Live page's four tiles (status, last step, last
+    update, reward mean) show their values whole, wrapping to a second row, never cut with an ellipsis (four
+    equal columns cut "finished" and "16.2 h ago" there)."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(server + "/live?run=root/healthy")
+        wait_rendered(pg, "Live")
+        pg.get_by_test_id("stMetric").filter(has_text="reward mean").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        values = pg.evaluate("""() => Array.from(document.querySelectorAll('[data-testid=stMetricValue] div'))
+                                .map(e => [e.innerText, e.scrollWidth, e.clientWidth])""")
+        screenshot(pg, f"live_tiles_{width}")
+        assert len(values) == 4 and values[0][0].endswith("finished"), values
+        assert all(scroll <= client for _, scroll, client in values), values  # scrollWidth > clientWidth: cut
+    finally:
+        ctx.close()
+
+
 def test_live_page_shows_new_finding_without_reload(server, root, page):
     """A run turns bad while the page is open: the finding appears in place."""
     title = "Zero-variance groups dominate"

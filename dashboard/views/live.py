@@ -32,16 +32,18 @@ def live_view() -> None:
     ui.run_header(key, snap)  # inside the fragment so "updated ... ago" and read problems stay current
     run, frame = snap.run, snap.metrics
     last = int(frame["step"].iloc[-1]) if len(frame) else None
-    m1, m2, m3, m4 = st.columns([1.4, 1, 1, 1])  # the status word ("finished", "stopped") needs the room
-    m1.metric("status", f"{STATUS_ICONS.get(run.status, '')} {run.status}")
+    # tiles as wide as their values, wrapping to a second row where four do not fit: four equal columns cut the
+    # values ("finis...", "16.2...") in a window under ~1,100 px with the sidebar open
+    tiles = st.container(horizontal=True, gap="medium")
+    tiles.metric("status", f"{STATUS_ICONS.get(run.status, '')} {run.status}", width="content")
     # The open run is shared by every session, so count new rows against what this session last showed.
     seen_key = f"live_rows_{key}"
     new_rows = len(frame) - st.session_state.get(seen_key, len(frame))
     st.session_state[seen_key] = len(frame)
-    m2.metric("last step", "none" if last is None else str(last), delta=new_rows or None)
-    m3.metric("last update", ago(run.last_update))
+    tiles.metric("last step", "none" if last is None else str(last), delta=new_rows or None, width="content")
+    tiles.metric("last update", ago(run.last_update), width="content")
     reward = frame["reward/mean"].iloc[-1] if "reward/mean" in frame and len(frame) else None
-    m4.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}")
+    tiles.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}", width="content")
     if hint := missing_hint(run.meta.source, "live"):  # a source that is only written now and then
         st.caption(escape_md(hint))
     if run.status == "stale":
