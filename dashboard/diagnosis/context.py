@@ -68,7 +68,8 @@ def column_array(values: list) -> np.ndarray:
     """One sample column given as a list of values (None where a row has none) -> (N,) array, as a DataFrame built
     from the rows holds it once read with to_numpy(): int64, float64 (None -> NaN), bool, or object; a text column
     is object with its strings as they are. Plain ints, floats, bools and strings take a numpy path; anything else
-    (numpy scalars, mixed kinds, ints past int64) pandas' own inference (tests/test_watch.py compares the two)."""
+    (numpy scalars, mixed kinds, ints past int64) pandas' own inference (tests/test_rules_samples.py compares the
+    two)."""
     kinds = set(map(type, values))
     try:
         if kinds == {int}:
