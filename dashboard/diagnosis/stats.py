@@ -156,9 +156,9 @@ def trend(steps: np.ndarray, x: np.ndarray, min_points: int = MIN_TREND_POINTS) 
     if np.ptp(v) == 0:  # every point the same: no move, and no doubt about it
         return Trend(len(v), 0.0, 1.0, 0.0, 0.0, 0.0, float(s[0]), float(s[-1]), 0.0, 0.0, 0.0)
     fit, fit_lo, fit_hi = line_fit(s, v)
-    diffs = _pair_diffs(s, v)
-    tau, p = mann_kendall(s, v, diffs)
-    slope, lo, hi = theil_sen(s, v, diffs=diffs)
+    diffs, ties = _pair_diffs(s, v), (_tie_stats(s), _tie_stats(v))  # both tests read the pairs and the ties
+    tau, p = mann_kendall(s, v, diffs, ties)
+    slope, lo, hi = theil_sen(s, v, diffs=diffs, ties=ties)
     tau = 0.0 if not np.isfinite(tau) else float(tau)
     p = 1.0 if not np.isfinite(p) else float(p)
     return Trend(len(v), tau, p, slope, lo, hi, float(s[0]), float(s[-1]), fit, fit_lo, fit_hi)
@@ -171,15 +171,15 @@ def _pair_diffs(steps: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return steps[j] - steps[i], x[j] - x[i]
 
 
-def mann_kendall(steps: np.ndarray, x: np.ndarray, diffs: tuple[np.ndarray, np.ndarray] | None = None
-                 ) -> tuple[float, float]:
+def mann_kendall(steps: np.ndarray, x: np.ndarray, diffs: tuple[np.ndarray, np.ndarray] | None = None,
+                 ties: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None) -> tuple[float, float]:
     """(tau_b, two-sided p) of x against steps: `scipy.stats.kendalltau`'s numbers (its default 'auto' method;
     tests/test_diagnosis_stats.py compares them). S = concordant - discordant pairs is read off the signs of the
     pairwise differences; p from the normal approximation with the tie-corrected variance, or scipy's exact
     distribution where scipy would use it (no ties, and n <= 33 or at most one pair out of order). scipy's
     wrapper cost a live guard's check about 0.4 ms per trend (benchmarks/README.md, "Guard").
-    steps, x: (n,) finite; diffs: _pair_diffs(steps, x) when the caller has them -> 2 floats (NaN, NaN when one
-    side is all ties)."""
+    steps, x: (n,) finite; diffs: _pair_diffs(steps, x), ties: (_tie_stats(steps), _tie_stats(x)) when the
+    caller has them -> 2 floats (NaN, NaN when one side is all ties)."""
     steps, x = np.asarray(steps, dtype=np.float64), np.asarray(x, dtype=np.float64)
     n = len(x)
     dx, dy = diffs if diffs is not None else _pair_diffs(steps, x)
@@ -189,7 +189,7 @@ def mann_kendall(steps: np.ndarray, x: np.ndarray, diffs: tuple[np.ndarray, np.n
     sx, sy = _sign8(dx), _sign8(dy)
     both = sx * sy
     s_xy = int(np.count_nonzero(both > 0)) - int(np.count_nonzero(both < 0))  # concordant - discordant
-    (xtie, x0, x1), (ytie, y0, y1) = _tie_stats(steps), _tie_stats(x)
+    (xtie, x0, x1), (ytie, y0, y1) = ties if ties is not None else (_tie_stats(steps), _tie_stats(x))
     if n < 2 or xtie == tot or ytie == tot:
         return float("nan"), float("nan")
     tau = min(1.0, max(-1.0, s_xy / math.sqrt(tot - xtie) / math.sqrt(tot - ytie)))
@@ -212,11 +212,12 @@ def _tie_stats(v: np.ndarray) -> tuple[int, int, int]:
     _, counts = np.unique(v, return_counts=True)
     t = [int(c) for c in counts[counts > 1]]
     return (sum(c * (c - 1) // 2 for c in t), sum(c * (c - 1) * (c - 2) for c in t),
-            sum(c * (c - 1) * (2 * c + 5) for c in t))
+            sum(_tie_term(c) for c in t))
 
 
 def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA,
-              diffs: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float, float]:
+              diffs: tuple[np.ndarray, np.ndarray] | None = None,
+              ties: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None) -> tuple[float, float, float]:
     """(slope, lo, hi): Theil-Sen's slope (median of the pairwise slopes) and Sen's (1968) rank interval at
     1 - alpha, with his variance corrected for ties in both coordinates. steps, x: (n,) finite -> 3 floats
 
@@ -235,7 +236,8 @@ def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA,
     big = len(slopes)
     if not big:
         return float("nan"), float("nan"), float("nan")
-    var = (_tie_term(n) - _tie_sum(steps) - _tie_sum(x)) / 18.0
+    (*_, step_ties), (*_, x_ties) = ties if ties is not None else (_tie_stats(steps), _tie_stats(x))
+    var = (_tie_term(n) - step_ties - x_ties) / 18.0
     if var < 0:  # ties in both coordinates beyond what the correction allows: no interval, as scipy says
         return float(np.median(slopes)), float("nan"), float("nan")
     sigma = math.sqrt(var)
@@ -247,15 +249,9 @@ def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA,
     return float(slopes[mid].mean()), float(slopes[lo_rank]), float(slopes[hi_rank])
 
 
-def _tie_term(t: np.ndarray | int) -> np.ndarray | int:
+def _tie_term(t: int) -> int:
+    """t(t-1)(2t+5): n's term of the variance of Kendall's S, and each tie group's correction to it."""
     return t * (t - 1) * (2 * t + 5)
-
-
-def _tie_sum(v: np.ndarray) -> float:
-    """Sum of t(t-1)(2t+5) over the sizes t of the groups of equal values (Kendall's tie correction)."""
-    _, counts = np.unique(v, return_counts=True)
-    counts = counts[counts > 1].astype(np.float64)
-    return float(_tie_term(counts).sum())
 
 
 @functools.lru_cache(maxsize=64)
