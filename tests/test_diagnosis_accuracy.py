@@ -2,9 +2,10 @@
 sample_runs/ against its manifest, the TRL-made runs (tests/fixtures/trl_corpus/) against theirs, and the real
 published runs (../shared/fixtures/real-runs/, skipped when absent) against their expert labels.
 
-Goals (issue 14): on our two corpora every expected rule fires and nothing is a false critical (the healthy
-runs raise nothing above info); on the real runs recall >= 0.8, precision >= 0.8 and no false critical. What
-is not reached yet is marked xfail(strict=True) with its reason, so a fix shows as an XPASS to unmark.
+Goals (issue 24): on our two corpora every expected rule fires and nothing is a false critical (the healthy
+runs raise nothing above info); on the real runs recall >= 0.9, precision >= 0.9 and no false critical. What
+is not reached yet is marked xfail(strict=True) with its reason (tests/accuracy_not_yet.py), so a fix shows as an
+XPASS to unmark.
 `python scripts/score_diagnosis.py` prints the same report; `--write-doc` puts it in docs/diagnosis.md.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from accuracy_not_yet import GOALS_NOT_YET, NOT_YET  # tests/ is on sys.path
 
 from dashboard.diagnosis.accuracy.corpora import (
     REAL_RUNS,
@@ -25,22 +27,9 @@ from dashboard.diagnosis.accuracy.corpora import (
 from dashboard.diagnosis.accuracy.scoring import Case, Observation, report_markdown, score_case, summary_line
 from dashboard.diagnosis.registry import symptom_of
 
-GOAL_RECALL, GOAL_PRECISION = 0.8, 0.8
+GOAL_RECALL, GOAL_PRECISION = 0.9, 0.9  # issue 24
 HAVE_REAL = (REAL_RUNS / "labels.json").is_file()
 needs_real = pytest.mark.skipif(not HAVE_REAL, reason=f"{REAL_RUNS} is absent (real runs are not in the project)")
-
-# Real runs the diagnosis does not get right yet, and why (measured 2026-12-03 22:55 UTC).
-NOT_YET = {
-    "tb_wordle_sweep": "judged launch by launch, the lr 1e-6 launch (1766164434, 90 logged steps) raises "
-                       "zero_variance as critical: reward 0 on 61 of 90 steps, every group zero-variance on those 61, "
-                       "no trend (Mann-Kendall p = 0.23; reward_flat is a warning: its least-squares CI -0.099 .. "
-                       "0.052 is wider than 0.1 x the reward's spread). The label, written from the sweep's "
-                       "exploding and learning launches, lets only kl_clip_explode be critical; we read this launch "
-                       "as not learning (label too strict), so the xfail stays for the lead's note",
-}
-GOALS_NOT_YET = {
-    "false_criticals": "1 false critical (zero_variance) from one launch of tb_wordle_sweep (see NOT_YET)",
-}
 
 @pytest.fixture(scope="module")
 def sample_score():
