@@ -549,6 +549,42 @@ def test_completions_pinned_at_the_cap_are_a_finding_even_when_they_never_change
                                                     name="brief")))
 
 
+def test_truncation_is_a_level_of_the_run_not_a_streak_of_steps(tmp_path):
+    s = healthy_series(100)
+    # half the completions cut on 3 steps of 4, none on the 4th (0.5, 0.5, 0.5, 0, ...): above a tenth on 75 steps
+    # but never 20 in a row. The centred median over 21 steps (a fifth of the run) is 0.5 everywhere: a level.
+    s["completions/truncated_frac"] = np.where(np.arange(100) % 4 == 3, 0.0, 0.5)
+    f = by_rule(diagnose(write(tmp_path, s, name="noisy_cut")), "truncation")
+    assert f.severity == "warning" and f.title == "Many completions are cut at the length cap"
+    assert "on 100 of 100 logged steps" in f.evidence[0].text and f.evidence[1].value == 0.5
+    # a quarter cut all run, the share a verifier never sees an answer in: a double-digit share is a warning
+    s["completions/truncated_frac"] = np.full(100, 0.25)
+    assert by_rule(diagnose(write(tmp_path, s, name="quarter")), "truncation").severity == "warning"
+    # one completion of a group of 16 cut (0.0625) is under a tenth: nothing
+    s["completions/truncated_frac"] = np.full(100, 1 / 16)
+    assert "truncation" not in fired(diagnose(write(tmp_path, s, name="one_in_16")))
+    # a single log entry (TRL averages it over its logging_steps) with 91.25% cut is the level of what was seen
+    one = {k: v[:1] for k, v in s.items()} | {"completions/truncated_frac": np.array([0.9125])}
+    f = by_rule(diagnose(write(tmp_path, one, name="one_entry")), "truncation")
+    assert f.title == "Completions are pinned at the length cap" and "91.2% of completions cut" in f.evidence[1].text
+
+
+def test_a_cap_no_config_names_is_read_from_mean_lengths_that_reach_it_exactly(tmp_path):
+    s = healthy_series(200)
+    del s["reward/pass_rate"]
+    # a console log with the mean length only: 3 steps of 200 have mean exactly 256 (every completion of the step
+    # had length 256: a cap), and the mean sits at 236 +- 10 elsewhere, above 0.9 x 256 = 230.4 on most steps
+    rng = np.random.default_rng(3)
+    ln = np.clip(236 + rng.normal(0, 10, 200), 150, 255.9)
+    ln[[40, 90, 150]] = 256.0
+    s["completions/len_mean"] = ln
+    f = by_rule(diagnose(write(tmp_path, s, {}, name="console_cap")), "truncation")
+    assert any("reaches exactly 256 on 3 logged steps" in e.text for e in f.evidence)
+    # two such steps are not enough to name a cap
+    ln[150] = 240.0
+    assert "truncation" not in fired(diagnose(write(tmp_path, s, {}, name="console_two")))
+
+
 def test_zero_variance_from_solved_prompts_is_saturation_and_reward_std_zero_means_no_spread(tmp_path):
     s = healthy_series(100)
     t = np.arange(100)
@@ -602,7 +638,7 @@ def test_the_verdict_comes_first_and_a_run_without_rows_cannot_be_judged(tmp_pat
 
 
 def test_cli_judges_each_launch_of_a_sweep_folder_on_its_own(tmp_path, capsys):
-    tb = pytest.importorskip("torch.utils.tensorboard")
+    import torch.utils.tensorboard as tb
     rng = np.random.default_rng(9)
     for kl in (0.05, 8.0):  # two launches into one logdir, each from step 1: a calm one, then one that explodes
         w = tb.SummaryWriter(str(tmp_path / "sweep"))

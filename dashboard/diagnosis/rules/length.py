@@ -15,20 +15,26 @@ from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import RECHECK_LONG, rule
 from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS, sustained_len
-from dashboard.diagnosis.series import early_level, late_level, window_for
+from dashboard.diagnosis.series import centred_median, early_level, late_level, window_for
 
 LEN_GROWTH = 1.5  # completion length 1.5x its early level...
 LEN_MIN_TOKENS = 2.0  # ...and at least this many tokens longer (tiny models answer in 2-3 tokens)
 TRUNC_HIGH, TRUNC_RISE = 0.2, 0.1  # length_drift: truncated fraction above 0.2 and 0.1 above its early level
-# truncation: a third of the completions cut, for a fifth of the run, is a warning; nine in ten (or a mean
-# length within 10% of the cap) means completions are pinned at the cap: nothing the reward sees has ended.
-TRUNC_SHARE, TRUNC_PINNED, CAP_NEAR = 1 / 3, 0.9, 0.9
+# truncation is a level, judged on the run's rolling median over a fifth of the run (a noisy share that crosses
+# the bar on 74% of the steps yet never 60 steps in a row is still a level). A double-digit share of the
+# completions cut is a warning: those rewards score cut-off text, and a verifier may never see the answer. The
+# healthy runs of our corpora cut none; the real runs that cut 1 in 16 (a group of 16, one long answer) stay under.
+# Nine in ten (or a mean length within 10% of the cap) means completions are pinned: nothing the reward sees ended.
+TRUNC_SHARE, TRUNC_PINNED, CAP_NEAR = 0.1, 0.9, 0.9
 PINNED_RUN_SHARE = 0.5  # critical needs the pinning on half the logged steps or more
 # TRL logs 0 here when no completion of the step ended (readers map completions/mean_terminated_length)
 TERMINATED = ("completions/terminated_len_mean",)
 CAP_KEYS = ("rollout.max_new_tokens", "max_completion_length", "rollout.response_length", "response_length",
             "generate_max_len", "max_new_tokens")
 MIN_POINTS = 5
+# A step's mean length equal to the run's longest mean means every completion of the step had that length: three
+# such steps are a cap, whatever share of the run they are (a natural ending never lines up G answers exactly).
+MEAN_AT_CAP_STEPS = 3
 
 
 def length_cap(d: RunData) -> tuple[float, str] | None:
@@ -37,42 +43,52 @@ def length_cap(d: RunData) -> tuple[float, str] | None:
     hit = d.number(*CAP_KEYS)
     if hit is not None and hit[1] > 0:
         return hit[1], f"config {hit[0]}"
-    for name in ("completions/len_max", "completions/len_mean"):
+    for name, need in (("completions/len_max", lambda n: max(3, 0.1 * n)), ("completions/len_mean",
+                                                                            lambda n: MEAN_AT_CAP_STEPS)):
         x = d.dense(name)
         if x is None or len(x[1]) < MIN_POINTS:
             continue
         top = float(np.max(x[1]))
-        if top > 0 and np.sum(x[1] == top) >= max(3, 0.1 * len(x[1])):
+        if top > 0 and np.sum(x[1] == top) >= need(len(x[1])):
             return top, f"{name} reaches exactly {fmt(top)} on {int(np.sum(x[1] == top))} logged steps"
     return None
 
 
+def level(x: np.ndarray, n: int) -> np.ndarray:
+    """The centred rolling median of `x` over a fifth of the run (an odd window, at least 5 points; the whole
+    series when shorter): the level a share or a length holds, a single step's noise aside. (T,) -> (T,)"""
+    w = sustained_len(n) | 1
+    return centred_median(np.asarray(x, dtype=np.float64), min(w, max(1, len(x)) | 1))
+
+
 def _pinned_mask(d: RunData) -> tuple[np.ndarray, np.ndarray, list] | None:
-    """(steps, mask of steps whose completions sit at the cap, evidence) from truncation, terminated length 0,
-    or the mean length near the cap; None when none of these is logged."""
+    """(steps, mask of steps whose completions are cut at or sit at the cap, evidence) from the truncated share,
+    a terminated length of 0, or the mean length near the cap; None when none of these is logged."""
     ev, masks, steps = [], [], d.steps
     tr = d.col("completions/truncated_frac")
-    if tr is not None and np.isfinite(tr).sum() >= MIN_POINTS:
-        masks.append(stats.smooth(tr) >= TRUNC_SHARE)
-        v = float(np.nanmedian(tr))
-        ev.append(evidence("completions/truncated_frac", v, TRUNC_SHARE, "median over the run",
-                           f"{fmt(100 * v)}% of completions cut at the length cap (median over the run)"))
+    if tr is not None and np.isfinite(tr).any():
+        held = level(tr, d.n) >= TRUNC_SHARE
+        masks.append(held)
+        v = float(np.nanmedian(tr[held])) if held.any() else float(np.nanmedian(tr))
+        where = "median over those steps" if held.any() and not held.all() else "median over the run"
+        ev.append(evidence("completions/truncated_frac", v, TRUNC_SHARE, where,
+                           f"{fmt(100 * v)}% of completions cut at the length cap ({where})"))
     for name in TERMINATED:
         x = d.col(name)
         if x is not None and (x == 0).any():
-            masks.append(x == 0)
+            masks.append(level((x == 0).astype(np.float64), d.n) >= 0.5)
             ev.append(evidence(name, float((x == 0).sum()), None, "logged steps with value 0",
                                f"no completion ended on {int((x == 0).sum())} logged steps ({name} = 0)"))
             break
     ln, cap = d.col("completions/len_mean"), length_cap(d)
-    if ln is not None and cap is not None and np.isfinite(ln).sum() >= MIN_POINTS:
-        near = stats.smooth(ln) >= CAP_NEAR * cap[0]
+    if ln is not None and cap is not None and np.isfinite(ln).any():
+        near = level(ln, d.n) >= CAP_NEAR * cap[0]
         masks.append(near)
         if near.any():
             v = float(np.nanmedian(ln[near]))
             ev.append(evidence("completions/len_mean", v, CAP_NEAR * cap[0], f"cap {fmt(cap[0])} ({cap[1]})",
                                f"mean completion length {fmt(v)} tokens on {int(near.sum())} logged steps, within "
-                               f"10% of the cap {fmt(cap[0])}"))
+                               f"10% of the cap {fmt(cap[0])} ({cap[1]})"))
     if not masks:
         return None
     return steps, np.logical_or.reduce(masks), ev
@@ -83,8 +99,7 @@ def truncation(d: RunData):
     got = _pinned_mask(d)
     if got is None:
         return NotJudged("truncation", "neither the truncated share, the terminated length nor a length cap is known")
-    steps, mask, ev = got
-    held = stats.sustained(mask, sustained_len(d.n) if d.n >= MIN_POINTS else 1)
+    steps, held, ev = got
     if not held.any():
         return []
     share = float(held.mean())
