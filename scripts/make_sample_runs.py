@@ -74,7 +74,7 @@ def manifest_entry(name: str, steps: int | None) -> dict:
     s = SCENARIOS[name]
     cmd = f"grpo-train --scenario {name} --out sample_runs/{name} --model.device cpu"
     return {"path": name, "symptom": s.symptom, "expected_rules": list(s.expected_rules),
-            "allowed_rules": list(s.allowed_rules), "description": s.description,
+            "allowed_rules": dict(s.allowed_rules), "description": s.description,
             "command": cmd + (f" --steps {steps}" if steps else "")}
 
 

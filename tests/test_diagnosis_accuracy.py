@@ -2,8 +2,9 @@
 sample_runs/ against its manifest, the TRL-made runs (tests/fixtures/trl_corpus/) against theirs, and the real
 published runs (../shared/fixtures/real-runs/, skipped when absent) against their expert labels.
 
-Goals (issue 24): on our two corpora every expected rule fires and nothing is a false critical (the healthy
-runs raise nothing above info); on the real runs recall >= 0.9, precision >= 0.9 and no false critical. What
+Goals (issue 24, scored as issue 30 asks): on our two corpora every expected rule fires at warning or above,
+nothing exceeds its manifest cap, only expected rules are critical and the healthy runs raise nothing above info
+(OURS_NOT_YET below marks the runs that do not yet); on the real runs recall >= 0.9, precision >= 0.9 and no false critical. What
 is not reached yet is marked xfail(strict=True) with its reason (tests/accuracy_not_yet.py), so a fix shows as an
 XPASS to unmark.
 `python scripts/score_diagnosis.py` prints the same report; `--write-doc` puts it in docs/diagnosis.md.
@@ -11,6 +12,7 @@ XPASS to unmark.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -22,24 +24,64 @@ from dashboard.diagnosis.accuracy.corpora import (
     TRL_CORPUS,
     label_cases,
     manifest_cases,
+    observe,
+    rule_label,
     score_cases,
 )
-from dashboard.diagnosis.accuracy.scoring import Case, Observation, report_markdown, score_case, summary_line
-from dashboard.diagnosis.registry import symptom_of
+from dashboard.diagnosis.accuracy.scoring import (
+    Case,
+    CaseScore,
+    Observation,
+    report_markdown,
+    score_case,
+    summary_line,
+)
+from dashboard.diagnosis.findings import Finding
+from dashboard.diagnosis.registry import RULES, symptom_of
 
 GOAL_RECALL, GOAL_PRECISION = 0.9, 0.9  # issue 24
 HAVE_REAL = (REAL_RUNS / "labels.json").is_file()
 needs_real = pytest.mark.skipif(not HAVE_REAL, reason=f"{REAL_RUNS} is absent (real runs are not in the project)")
+OURS = {"sample_runs": SAMPLE_RUNS, "trl_corpus": TRL_CORPUS}
+
+# Runs of our two corpora the diagnosis does not get right yet against their manifests (written from the mechanism
+# each run was made with: grpo_core/scenarios.py, scripts/make_trl_corpus.py), and why (measured 2026-12-04 19:20
+# UTC). Each marks that run's test xfail(strict=True); a rule fix shows as an XPASS, and the entry goes with it.
+OURS_NOT_YET: dict[str, str] = {
+    "sample_runs/low_temperature": "false critical kl_clip_explode: policy/kl_ref 0 -> 2.5 by step 2, 9-19 nats after "
+                                   "(the loss uses logits / 0.1, a 10x sharper update). The fault is the temperature "
+                                   "(low_diversity); the KL drift is its side effect, capped at warning, but a critical "
+                                   "says 'unstable' and sends the reader to the learning rate",
+    "sample_runs/entropy_collapse": "false critical kl_clip_explode: policy/kl_ref 172 at step 1 (one point, back to 1.5 "
+                                    "at step 2), 20 at step 15, about 2 otherwise (lr 3e-3, no KL term). The fault is "
+                                    "the collapse (entropy_collapse, only a warning here); the KL is capped at warning",
+    "sample_runs/length_hacking": "false critical kl_clip_explode: policy/kl_ref 0.16 -> 3.3 (max 25.9 at one step) as "
+                                  "the length bonus pushes completions to the cap with no KL term. The fault is the "
+                                  "reward (eval_diverges, length_drift); the KL drift is capped at warning",
+    "trl_corpus/low_temperature": "false critical kl_clip_explode: policy/kl_ref 2-13 nats from step 3 (TRL divides the "
+                                  "logits by the temperature 0.1 in the loss too). As sample_runs/low_temperature",
+    "trl_corpus/many_reuses": "false critical kl_clip_explode: policy/clipfrac 0.1-0.36 on the reuse steps of each "
+                              "rollout and 0 on each new rollout's first (the PPO clip bounding 8 reuses), "
+                              "policy/kl_ref 0.03-0.3 (one stretch to 3.2 at steps 65-72). The reuse count "
+                              "(config_many_reuses) is the finding; a bounded, periodic clip is no explosion",
+    "trl_corpus/too_easy": "zero_variance_groups only info: 50-75% of groups all-pass (reward 0.78 -> 0.97 after a warm "
+                           "start to 99%), downgraded as 'the reward rises'. The run was made to saturate: the "
+                           "saturation (harder prompts) must be reported at warning",
+}
 
 @pytest.fixture(scope="module")
 def sample_score():
-    return score_cases("sample_runs", manifest_cases(SAMPLE_RUNS), lambda r: r)
+    score = score_cases("sample_runs", manifest_cases(SAMPLE_RUNS), rule_label)
+    print("\n" + report_markdown([score]))
+    return score
 
 
 @pytest.fixture(scope="module")
 def trl_score():
     assert (TRL_CORPUS / "manifest.json").is_file(), "tests/fixtures/trl_corpus is missing: make trl-corpus"
-    return score_cases("trl_corpus", manifest_cases(TRL_CORPUS), lambda r: r)
+    score = score_cases("trl_corpus", manifest_cases(TRL_CORPUS), rule_label)
+    print("\n" + report_markdown([score]))
+    return score
 
 
 @pytest.fixture(scope="module")
@@ -65,12 +107,73 @@ def test_scoring_by_hand():
     assert unread.misses == list(case.expected) and unread.reader_failures == ["does not open: RunError: x: no reader"]
 
 
-@pytest.mark.parametrize("name", ["sample_score", "trl_score"])
-def test_our_corpora_raise_every_expected_rule_and_no_false_critical(name, request):
-    score = request.getfixturevalue(name)
-    print("\n" + report_markdown([score]))
-    assert score.errors() == [], summary_line(score)
-    assert score.recall == 1.0 and score.false_criticals == 0
+def _our_params():
+    out = []
+    for corpus, folder in OURS.items():
+        for name in json.loads((folder / "manifest.json").read_text())["runs"]:
+            key = f"{corpus}/{name}"
+            marks = [pytest.mark.xfail(strict=True, reason=OURS_NOT_YET[key])] if key in OURS_NOT_YET else []
+            out.append(pytest.param(corpus, name, id=key, marks=marks))
+    return out
+
+
+def check_as_labelled(s: CaseScore) -> None:
+    """The accuracy check of one run of our corpora: every expected rule at warning or above, nothing else above
+    its cap (a healthy run: nothing above info), a critical only where expected, and the run opens."""
+    assert s.errors() == [], s.errors()
+
+
+@pytest.mark.parametrize(("corpus", "run"), _our_params())
+def test_our_run_is_diagnosed_as_its_mechanism_says(corpus, run, request):
+    score = request.getfixturevalue("sample_score" if corpus == "sample_runs" else "trl_score")
+    check_as_labelled(next(c for c in score.cases if c.case.name == run))
+
+
+def test_our_healthy_runs_are_checked_as_healthy():
+    """Every run whose manifest expects and allows nothing is a healthy case (nothing above info), and a warning
+    on one of them fails it."""
+    healthy = {f"{k}/{c.name}" for k, folder in OURS.items() for c in manifest_cases(folder) if c.healthy}
+    assert healthy == {"sample_runs/healthy", "trl_corpus/healthy_g8", "trl_corpus/healthy_g4_seed1",
+                       "trl_corpus/healthy_g16_seed2", "trl_corpus/healthy_log5", "trl_corpus/healthy_log10"}
+    case = next(c for c in manifest_cases(SAMPLE_RUNS) if c.name == "healthy")
+    assert score_case(case, Observation({"entropy_collapse": "info"})).errors() == []
+    assert score_case(case, Observation({"entropy_collapse": "warning"})).errors() == [
+        "healthy: false alarm entropy_collapse (warning)"]
+
+
+def test_our_corpora_are_scored_as_the_real_runs():
+    """A severity cap per allowed rule (at most warning), expected rules hit at warning, criticals only there."""
+    for folder in OURS.values():
+        for c in manifest_cases(folder):
+            assert c.hit_at == "warning" and c.critical_ok == {g[0] for g in c.expected}, c.name
+            assert set(c.cap) == set(c.allowed) and set(c.cap.values()) <= {"info", "warning"}, c.name
+            assert not c.allowed & c.critical_ok, c.name
+    case = next(c for c in manifest_cases(SAMPLE_RUNS) if c.name == "low_temperature")
+    s = score_case(case, Observation({"low_diversity": "info", "kl_clip_explode": "critical",
+                                      "entropy_collapse": "warning"}))
+    assert s.errors() == ["low_temperature: expected low_diversity not reported at warning or above",
+                          "low_temperature: false alarm entropy_collapse (warning)",
+                          "low_temperature: false critical kl_clip_explode"]
+
+
+def test_a_broken_rule_fails_the_accuracy_check(monkeypatch):
+    """The check above can fail: kl_clip_explode patched in the registry to fire critical on every run fails the
+    healthy sample run, and patched to never fire fails lr_too_high, whose fault it is."""
+    cases = {c.name: c for c in manifest_cases(SAMPLE_RUNS)}
+    healthy, broken = cases["healthy"], cases["lr_too_high"]
+    for case in (healthy, broken):  # as the rules are: both pass
+        check_as_labelled(score_case(case, observe(case, rule_label)))
+    original = RULES["kl_clip_explode"]
+
+    def always_critical(d):
+        return [Finding("kl_clip_explode", "critical", "forced", original.symptom, (0, 1), (), ())]
+
+    monkeypatch.setitem(RULES, "kl_clip_explode", dataclasses.replace(original, fn=always_critical))
+    with pytest.raises(AssertionError, match="healthy: false critical kl_clip_explode"):
+        check_as_labelled(score_case(healthy, observe(healthy, rule_label)))
+    monkeypatch.setitem(RULES, "kl_clip_explode", dataclasses.replace(original, fn=lambda d: []))
+    with pytest.raises(AssertionError, match="lr_too_high: expected kl_clip_explode not reported"):
+        check_as_labelled(score_case(broken, observe(broken, rule_label)))
 
 
 def test_manifest_names_existing_runs():

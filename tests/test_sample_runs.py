@@ -46,6 +46,7 @@ def test_manifest_names_existing_folders_and_contract_rules():
     for name, spec in doc["runs"].items():
         assert (ROOT / spec["path"]).is_dir(), name
         assert spec["expected_rules"] == list(SCENARIOS[name].expected_rules)
+        assert spec["allowed_rules"] == SCENARIOS[name].allowed_rules
         assert spec["symptom"] and spec["description"] and spec["command"].startswith("grpo-train --scenario")
     assert doc["runs"]["healthy"]["expected_rules"] == []
 

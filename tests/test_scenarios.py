@@ -120,9 +120,10 @@ def test_every_scenario_builds_and_names_contract_rules():
         s = SCENARIOS[name]
         preset, overrides = overrides_for(name)
         validate(build_config(preset, overrides=overrides))
-        for rule in s.expected_rules + s.allowed_rules:
+        for rule in (*s.expected_rules, *s.allowed_rules):
             assert rule in RULE_IDS or rule.startswith("config_"), (name, rule)
         assert not set(s.expected_rules) & set(s.allowed_rules)
+        assert set(s.allowed_rules.values()) <= {"info", "warning"}, name  # only expected rules may be critical
     assert SCENARIOS["healthy"].expected_rules == () and "broken_padded_exact" in VERIFIERS
 
 

@@ -1,8 +1,10 @@
 """The three labelled corpora the accuracy harness scores (scoring.py), read from their files.
 
 - sample_runs/manifest.json and tests/fixtures/trl_corpus/manifest.json: rule ids (docs/TEAM-CONTRACT.md),
-  `expected_rules` must fire at any severity, `allowed_rules` may fire at any severity, any other critical is
-  false, and the healthy run (symptom "none") may raise nothing above info.
+  scored as the real runs are: `expected_rules` must fire at warning or above and are the only rules that may be
+  critical; `allowed_rules` maps each rule that may fire to its cap (the highest severity it may get); any
+  other warning or critical is a false alarm. A healthy run expects and allows nothing: it may raise nothing
+  above info.
 - ../shared/fixtures/real-runs/labels.json: symptom ids (its README's vocabulary), `expected` as groups of
   alternatives reported at warning or above, `allowed`, `cap`, `reader`; only expected symptoms may be critical.
 
@@ -32,11 +34,14 @@ def manifest_cases(folder: Path) -> list[Case]:
     runs = json.loads((folder / "manifest.json").read_text())["runs"]
     out = []
     for name, spec in runs.items():
+        caps = spec.get("allowed_rules", {})
+        if not isinstance(caps, dict) or not set(caps.values()) <= {"info", "warning"}:
+            raise ValueError(f"{folder.name}/manifest.json: {name}: allowed_rules must map each rule to its cap, "
+                             f"'info' or 'warning' (only expected rules may be critical); got {caps!r}")
         expected = tuple((r,) for r in spec["expected_rules"])
-        allowed = frozenset(spec.get("allowed_rules", []))
-        out.append(Case(name, str(folder / spec["path"]), expected, allowed,
-                        critical_ok=allowed | set(spec["expected_rules"]), hit_at="info",
-                        healthy=spec.get("symptom") == "none"))
+        out.append(Case(name, str(folder / spec["path"]), expected, frozenset(caps), cap=dict(caps),
+                        critical_ok=frozenset(spec["expected_rules"]), hit_at="warning",
+                        healthy=not expected and not caps))
     return out
 
 

@@ -59,6 +59,19 @@ class CaseScore:
     def unreadable(self) -> bool:
         return self.obs.error is not None
 
+    def errors(self) -> list[str]:
+        """Every broken promise of this run, one line each: unreadable, misses, false alarms (a warning or
+        critical neither expected nor allowed, or over its cap), false criticals, reader failures."""
+        name = self.case.name
+        if self.unreadable:
+            return [f"{name}: does not open: {self.obs.error}"]
+        out = [f"{name}: expected {'|'.join(g)} not reported at {self.case.hit_at} or above" for g in self.misses]
+        out += [f"{name}: false alarm {lab} ({sev})" for lab, sev in self.false_alarms.items()
+                if lab not in self.false_criticals]
+        out += [f"{name}: false critical {lab}" for lab in self.false_criticals]
+        out += [f"{name}: reader: {r}" for r in self.reader_failures]
+        return out
+
 
 def worst_severity(pairs: Iterable[tuple[str, str]], to_label: Callable[[str], str | None]) -> dict[str, str]:
     """[(rule_id, severity)] -> {label: worst severity}; rules whose label is None are left out."""
@@ -160,13 +173,8 @@ class CorpusScore:
                 for lab, sev in c.false_alarms.items()]
 
     def errors(self) -> list[str]:
-        """Every broken promise, one line each: misses, false criticals, healthy alarms, unreadable runs."""
-        out = [f"{c.case.name}: does not open: {c.obs.error}" for c in self.cases if c.unreadable]
-        out += [f"{c.case.name}: expected {'|'.join(g)} not reported" for c in self.cases if not c.unreadable
-                for g in c.misses]
-        out += [f"{c.case.name}: false critical {lab}" for c in self.cases for lab in c.false_criticals]
-        out += [f"healthy {line}" for line in self.healthy_alarms()]
-        return out
+        """Every broken promise of every run (CaseScore.errors), healthy or failing."""
+        return [line for c in self.cases for line in c.errors()]
 
 
 def score_corpus(name: str, cases: list[Case], observations: Mapping[str, Observation]) -> CorpusScore:
