@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml scripts/install_torch.sh
 	$(PY) -m pip install -e '.[dev]'
 	touch $@
 
+# Under make test the browser is required: ensure_chromium.sh exits 1 when it cannot provide it, and the browser
+# tests fail instead of skipping (tests/browser_fixtures.py), so a failed install never passes silently.
+test: export GRPOSCOPE_REQUIRE_BROWSER = 1
 test: $(STAMP)
 	tests/ensure_chromium.sh
 	$(PY) -m pytest

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from torch.utils.tensorboard import SummaryWriter
 
 from collectors.readers.tensorboard.logdir import TensorBoardRun
 from collectors.sources import open_run
-
-SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
 
 
 def _write(folder, steps, start=0):

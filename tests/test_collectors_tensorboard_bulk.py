@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 
+import google_crc32c
 import numpy as np
 import pandas as pd
 import pytest
+from torch.utils.tensorboard import SummaryWriter
 
 from collectors.readers.columnar import Points, pivot
 from collectors.readers.tensorboard import events
 from collectors.readers.tensorboard.tfrecord import RecordReader, crc32c_rows
-
-SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
-google_crc32c = pytest.importorskip("google_crc32c")
 
 # steps across every varint length change (1, 2, 3, 5 and 10 bytes; 0 is left out by proto3; negative)
 STEPS = [0, 1, 127, 128, 129, 16_383, 16_384, 2**31, 2**62, -1, -5, 3, 3]

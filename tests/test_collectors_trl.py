@@ -20,8 +20,6 @@ SCRIPT = ROOT / "tests" / "fixtures" / "trl" / "make_trl_run.py"
 
 @pytest.fixture(scope="module")
 def trl_run(tmp_path_factory):
-    pytest.importorskip("trl")
-    pytest.importorskip("tokenizers")
     out = tmp_path_factory.mktemp("trl")
     proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--callback"], capture_output=True, text=True, check=False,
                           timeout=600)
@@ -33,7 +31,6 @@ def trl_run(tmp_path_factory):
 def trl_reuse_run(tmp_path_factory):
     """num_iterations=2: TRL generates every other step, logs rollout metrics only then, yet writes a
     completions file at every log step (the repeats hold the last rollout again)."""
-    pytest.importorskip("trl")
     out = tmp_path_factory.mktemp("trl_mu2")
     proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--callback", "--steps", "8",
                            "--num-iterations", "2"], capture_output=True, text=True, check=False, timeout=600)

@@ -22,8 +22,6 @@ SCRIPT = ROOT / "tests" / "fixtures" / "trl" / "make_trl_console.py"
 
 @pytest.fixture(scope="module")
 def console(tmp_path_factory):
-    pytest.importorskip("trl")
-    pytest.importorskip("tokenizers")
     out = tmp_path_factory.mktemp("trl_console")
     with (out / "train.log").open("wb") as log:
         proc = subprocess.run([sys.executable, str(SCRIPT), str(out), "--steps", "4", "--logging-steps", "2"],

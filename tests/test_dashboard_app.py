@@ -435,7 +435,7 @@ def test_compare_page_config_diff(tmp_path, monkeypatch):
 
 def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
     """A foreign run (TensorBoard event file with TRL tag names) opens on every page through its reader."""
-    tb = pytest.importorskip("torch.utils.tensorboard")
+    import torch.utils.tensorboard as tb
     monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
     for name in ("tb_run", "tb_run2"):
         w = tb.SummaryWriter(str(tmp_path / name))
@@ -468,7 +468,7 @@ def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
 
 
 def test_diagnosis_of_a_run_without_samples_says_so_instead_of_linking_an_empty_page(tmp_path, monkeypatch):
-    tb = pytest.importorskip("torch.utils.tensorboard")
+    import torch.utils.tensorboard as tb
     monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
     w = tb.SummaryWriter(str(tmp_path / "flat"))
     for i in range(40):
@@ -483,9 +483,9 @@ def test_diagnosis_of_a_run_without_samples_says_so_instead_of_linking_an_empty_
 
 def test_a_foreign_run_is_opened_once_for_the_table_and_the_pages(tmp_path, monkeypatch):
     """A foreign run has no summary file: the runs table reads it through the run the pages keep open."""
-    from collectors.sources import SOURCES
+    import torch.utils.tensorboard as tb
 
-    tb = pytest.importorskip("torch.utils.tensorboard")
+    from collectors.sources import SOURCES
     monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
     w = tb.SummaryWriter(str(tmp_path / "tb_run"))
     for i in range(5):
@@ -505,7 +505,7 @@ def test_runs_page_mixes_our_runs_and_foreign_ones_without_a_heartbeat(tmp_path,
     column then holds a mix of numbers, renders (it once raised on the NaN)."""
     import os
 
-    tb = pytest.importorskip("torch.utils.tensorboard")
+    import torch.utils.tensorboard as tb
     monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
     write_healthy(tmp_path / "ours")
     w = tb.SummaryWriter(str(tmp_path / "tb_run"))

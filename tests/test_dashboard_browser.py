@@ -1,6 +1,6 @@
 """Real-browser tests: `grpo-dash` on a free port, Debian's Chromium driven headless by Playwright (the shared
-fixtures and waits are in browser_fixtures.py). The tests skip only when that browser is absent and we are
-not in CI; in CI they run. Screenshots are saved under tests/artifacts/ (git-ignored) for a person to look at
+fixtures and waits are in browser_fixtures.py). The tests skip only when that browser is absent outside
+`make test` and CI; there a missing browser fails them. Screenshots are saved under tests/artifacts/ (git-ignored) for a person to look at
 when one fails.
 """
 

@@ -34,7 +34,6 @@ def test_cli_refuses_an_unknown_reader_and_a_source_without_roots(capsys):
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # streamlit caches called outside a streamlit run
 def test_the_app_reads_each_root_with_the_forced_reader(tmp_path, monkeypatch):
-    pytest.importorskip("streamlit")
     from dashboard import data
 
     run = _csv_run(tmp_path / "r")

@@ -740,16 +740,26 @@ def test_zero_variance_examples_show_a_text_that_is_there_never_nan():
                                                                "prompt": "2+2=", "completion": "5"}]
 
 
-def test_an_inf_reward_has_no_place_in_the_reward_range_of_the_no_spread_steps():
+def test_all_pass_or_all_fail_comes_from_a_known_scale_never_from_the_observed_range(tmp_path):
     from dashboard.diagnosis import facts
+    from dashboard.diagnosis.context import RunData
 
-    class D:
-        def col(self, name):  # one inf logged by a broken step
-            return np.array([0.0, np.inf, 0.5, 0.0, 1.0])
-
-    with np.errstate(all="raise"):  # inf - inf used to give a NaN position (and a RuntimeWarning)
-        assert facts.same_score_side(D(), np.array([True, True, False, False, False])) == "all-fail"
-        assert facts.same_score_side(D(), np.array([False, True, False, False, False])) is None
+    s = healthy_series(40)
+    del s["reward/pass_rate"]
+    # a reward pinned at a partial credit of 0.07 with no spread on 30 steps, 0.3 .. 1.2 with spread 0.4 on 10:
+    # 0.07 is the bottom of what the run saw, and nothing says whether it is a pass or a fail
+    s["reward/mean"] = np.r_[np.full(30, 0.07), np.linspace(0.3, 1.2, 10)]
+    s["reward/std"] = np.r_[np.zeros(30), np.full(10, 0.4)]
+    no_spread = s["reward/std"] == 0
+    assert facts.same_score_side(RunData(write(tmp_path, s, name="partial")), no_spread) is None
+    # with the pass rate logged: 0.05 there is all-fail, 0.95 all-pass, 0.5 neither
+    for p, side in ((0.05, "all-fail"), (0.95, "all-pass"), (0.5, None)):
+        s["reward/pass_rate"] = np.r_[np.full(30, p), np.full(10, 0.5)]
+        assert facts.same_score_side(RunData(write(tmp_path, s, name=f"p{p}")), no_spread) == side
+    # an inf reward (a broken step) does not matter: the side comes from the pass rate alone
+    s["reward/mean"][3] = np.inf
+    with np.errstate(all="raise"):
+        assert facts.same_score_side(RunData(write(tmp_path, s, name="inf")), no_spread) is None
 
 
 def test_the_reward_scale_of_a_run_whose_steps_mostly_have_no_spread_is_the_spread_of_its_responses():

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+import trl  # the dev extra: a broken install fails here, never skips
 
 from grpo_core.advantages import ADVANTAGES
 from grpo_core.config import AlgoConfig, ConfigError, build_config, validate
@@ -236,8 +237,6 @@ def test_bad_variant_settings_are_one_line_errors(key, value, needle):
 
 
 # -- TRL's own loss on the same tensors ------------------------------------------------------------
-trl = pytest.importorskip("trl")
-
 
 @pytest.fixture(scope="module")
 def trl_trainer(tmp_path_factory):

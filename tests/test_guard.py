@@ -82,7 +82,6 @@ def test_no_watch_writes_no_findings_and_stop_on_needs_the_guard(tmp_path, cache
 
 
 def test_the_wandb_mirror_summary_holds_the_findings(stopped_run):
-    pytest.importorskip("wandb")
     from test_guard_wandb import summary_of
 
     out, _ = stopped_run

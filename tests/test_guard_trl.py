@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from dashboard.diagnosis.guard.guard import read_findings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +18,6 @@ SCRIPT = ROOT / "tests" / "fixtures" / "trl" / "guarded_trl_run.py"
 
 def guarded_run(out: Path, reward: str, *extra: str) -> tuple[str, str]:
     """(the script's last stdout line, everything it printed)"""
-    pytest.importorskip("trl")
     proc = subprocess.run([sys.executable, str(SCRIPT), str(out), reward, *extra], capture_output=True, text=True,
                           check=False, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]

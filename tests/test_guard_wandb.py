@@ -9,8 +9,6 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 
@@ -49,7 +47,6 @@ def summary_of(run_dir: Path) -> dict:
 
 
 def test_offline_run_summary_holds_the_finding_and_the_stop(tmp_path):
-    pytest.importorskip("wandb")
     from wandb_offline import write_offline_run
 
     run_dir = write_offline_run(tmp_path, SCRIPT, ROOT=str(ROOT), ALERTS=None)
@@ -61,7 +58,6 @@ def test_offline_run_summary_holds_the_finding_and_the_stop(tmp_path):
 
 
 def test_alerts_asked_for_offline_go_through_wandb_alert_into_the_record_file(tmp_path):
-    pytest.importorskip("wandb")
     from wandb_offline import write_offline_run
 
     run_dir = write_offline_run(tmp_path, SCRIPT, ROOT=str(ROOT), ALERTS=True)

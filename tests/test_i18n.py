@@ -296,7 +296,7 @@ def test_alert_line_and_console_sink_in_chinese():
 def test_trl_callback_logs_findings_in_the_chosen_language(tmp_path, monkeypatch):
     import logging
 
-    trl = pytest.importorskip("collectors.trl")  # transformers: the trl extra
+    from collectors import trl  # transformers: the trl extra (dev installs it)
     from dashboard.diagnosis.guard.watch import Update, alert_line
 
     for var in i18n.LOCALE_VARS:

@@ -1,7 +1,7 @@
 """The Chinese diagnosis page in a real browser: grpo-dash, Debian's Chromium, a CJK font (tests/ensure_chromium.sh).
 
 Uses the server, browser and page fixtures of browser_fixtures.py (it skips the same way without
-Chromium outside CI). The screenshot goes to tests/artifacts/diagnosis_zh.png for a person to look at.
+Chromium outside `make test` and CI, and fails there). The screenshot goes to tests/artifacts/diagnosis_zh.png for a person to look at.
 """
 
 from __future__ import annotations

@@ -42,7 +42,6 @@ def _launch(folder, steps, kl_gap=None, reward=0.1, extra=None):
 
 @pytest.fixture
 def sweep(tmp_path):
-    pytest.importorskip("torch.utils.tensorboard")
     logdir = tmp_path / "logs"
     _launch(logdir, range(1, 21))  # A: steps 1-20
     _launch(logdir, range(15, 31), reward=0.2)  # A resumed from a checkpoint at 14
@@ -88,7 +87,6 @@ def test_discovery_dashboard_keys_and_import_see_each_launch(sweep, tmp_path):
 
 
 def test_a_new_launch_during_a_live_view_stays_out_of_the_open_one(tmp_path):
-    pytest.importorskip("torch.utils.tensorboard")
     logdir = tmp_path / "logs"
     _launch(logdir, range(1, 6))
     run = open_run(logdir)
@@ -109,7 +107,6 @@ for name, reward in (("first", 0.1), ("second", 0.7)):
 
 
 def test_a_wandb_folder_of_run_folders_opens_one_run_per_folder(tmp_path):
-    pytest.importorskip("wandb")
     env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
     proc = subprocess.run([sys.executable, "-c", f"DIR = {str(tmp_path)!r}\n" + WANDB_TWO_RUNS], env=env,
                           capture_output=True, text=True, timeout=300, check=False)

@@ -31,7 +31,6 @@ def _spawn(code: str, *args: str, **kw) -> subprocess.Popen:
 # -- grpo-train killed with SIGKILL at random moments -------------------------------------------------------
 @pytest.mark.timeout(900)
 def test_trainer_killed_at_random_moments_leaves_loadable_contiguous_runs(tmp_path):
-    pytest.importorskip("torch")
     script = REPO / "tests" / "faults" / "kill_trainer.py"
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, str(script), str(tmp_path), str(KILLS_PER_SEED), *map(str, SEEDS)],

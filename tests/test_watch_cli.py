@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from collectors import RunWriter
 from dashboard.diagnosis.cli import main
 
@@ -128,7 +126,7 @@ def assert_once_then_stopped(follower: Watch, stopper: Watch, stop: Path, last: 
 
 
 def test_watch_follows_a_tensorboard_logdir_as_summarywriter_writes_it(tmp_path):
-    SummaryWriter = pytest.importorskip("torch.utils.tensorboard").SummaryWriter
+    from torch.utils.tensorboard import SummaryWriter
     logdir, stop = tmp_path / "runs" / "exp", tmp_path / "stop.json"
     writer = SummaryWriter(log_dir=str(logdir))
 
@@ -151,7 +149,7 @@ def test_watch_follows_a_tensorboard_logdir_as_summarywriter_writes_it(tmp_path)
 
 
 def test_watch_follows_a_trl_folder_as_its_trainer_state_grows(tmp_path):
-    TrainerState = pytest.importorskip("transformers").TrainerState
+    from transformers import TrainerState
     out, stop = tmp_path / "trl_out", tmp_path / "stop.json"
     state = TrainerState(max_steps=10_000, logging_steps=1, save_steps=5)
 
