@@ -91,14 +91,37 @@ def test_runs_page_name_filter():
     assert list(at.dataframe[0].value["name"]) == ["broken_verifier"]
 
 
+LAST_STEP = {"healthy": 39, "broken_verifier": 39, "crashed": 11}  # dash_fixtures: 40, 40 and 12 steps from 0
+
+
+def run_header(at: AppTest, key: str) -> str:
+    """The page's own header of the run (its subheader and caption line), never the picker, whose value is the key
+    asked for whatever the page then shows: the caption "KEY · source ... · last step N · updated ..."."""
+    name = key.rsplit("/", 1)[-1]
+    assert escape_md(name) in [s.value for s in at.subheader], [s.value for s in at.subheader]
+    lines = [c.value for c in at.caption if c.value.startswith(escape_md(key) + " · source ")]
+    assert len(lines) == 1, [c.value for c in at.caption]
+    return lines[0]
+
+
 @pytest.mark.parametrize("page", ["checklist", "diagnosis", "samples", "config", "live"])
 @pytest.mark.parametrize("run", RUN_NAMES)
 def test_single_run_pages_render(page, run):
     at = open_page(page, [f"root/{run}"])
-    shown = texts(at)
-    assert run in shown  # the header or the picker names the run
+    assert f" · last step {LAST_STEP[run]} · " in run_header(at, f"root/{run}")
+    alerts = [a.value for kind in ("success", "info", "warning", "error") for a in getattr(at, kind)]
     if page == "checklist":
         assert at.get("plotly_chart"), "checklist draws its charts"
+    if page == "diagnosis":  # the verdict comes first, whatever it says
+        assert any(a.startswith("**Verdict: ") for a in alerts), alerts
+    if page == "samples":
+        captions = [c.value for c in at.caption]
+        assert (f"8 response(s) in 2 group(s) at step {LAST_STEP[run]}" in captions if run != "crashed"
+                else any("has no samples" in a for a in alerts)), (captions, alerts)
+    if page == "config":
+        assert "The five questions" in [s.value for s in at.subheader]
+    if page == "live":
+        assert {m.label: m.value for m in at.metric}["last step"] == str(LAST_STEP[run])
 
 
 def test_diagnosis_page_shows_findings_of_broken_verifier():
@@ -308,14 +331,28 @@ def test_runs_page_with_bad_runs(odd_root):
 def test_pages_on_bad_runs(odd_root, page, run):
     at = open_page(page, [f"odd/{run}"])
     shown = texts(at)
+    infos = [i.value for i in at.info]
     if run == "badjson":
         assert "run.json: not valid JSON" in shown
     if run == "badpart":
         assert "part-00000005.parquet" in shown  # the problem names the file
+    if run in ("empty", "stale"):  # the page is on that run, and says what it lacks
+        header = run_header(at, f"odd/{run}")
+        assert (" · last step none · " if run == "empty" else " stale · last step 0 · ") in header, header
+        if page == "diagnosis":
+            assert any(i.startswith("**Verdict: can't judge yet**") for i in infos), infos
+        if page == "samples":
+            assert any("has no samples" in i for i in infos), infos
+        if page == "config":
+            assert any("has no config" in i for i in infos), infos
     if run == "stale" and page == "live":
         assert any("stale, not running" in w.value for w in at.warning)
+    if run == "stale" and page == "checklist":
+        assert at.get("plotly_chart"), "the one logged step is drawn"
     if run == "empty" and page == "checklist":
-        assert any("no logged steps" in i.value for i in at.info)
+        assert any("no logged steps" in i for i in infos)
+    if run == "empty" and page == "live":
+        assert {m.label: m.value for m in at.metric}["last step"] == "none"
 
 
 def test_empty_root(tmp_path, monkeypatch):
@@ -343,11 +380,13 @@ def test_sample_runs_pages(monkeypatch):
     for name, r in runs.items():
         key = f"sample_runs/{r['path']}"
         at = open_page("diagnosis", [key])
-        expected = [f.title for f in diagnose(open_run(MANIFEST.parent / r["path"])).findings
-                    if f.rule_id in r["expected_rules"]]
+        titles = {f.rule_id: f.title for f in diagnose(open_run(MANIFEST.parent / r["path"])).findings}
         shown = markdown_texts(at)
-        for title in expected:
-            assert escape_md(title) in shown, (name, title)
+        for rule in r["expected_rules"]:  # from the manifest: a rule that stops firing fails here, not skipped
+            assert rule in titles, (name, rule, "expected by the manifest, not found by the diagnosis")
+            assert escape_md(titles[rule]) in shown, (name, rule, titles[rule])
+        if not r["expected_rules"]:  # the healthy run: no critical or warning finding on the page
+            assert "### 🔴" not in shown and "### 🟠" not in shown, name
     if "broken_verifier" in runs:
         at = open_page("samples", [f"sample_runs/{runs['broken_verifier']['path']}"], filter="zero_reward")
         assert at.code and any("reward 0 " in t.value for t in at.text)
