@@ -28,7 +28,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 "checks to make first, with evidence from the metrics and samples.")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folder (ours, TRL, verl, TensorBoard, wandb, ...) "
                    "or a wandb://entity/project/run URI")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text",
+                   help="text (default), json, or a report to share: markdown (renders on GitHub) or html (one "
+                        "self-contained file, every chart inline, opens offline)")
     p.add_argument("--fail-on", choices=("warning", "critical"), default=None,
                    help="exit 1 when a finding of this severity or worse is found")
     p.add_argument("--watch", action="store_true", help="re-check the run(s) as they grow; print only new findings")
@@ -162,7 +164,12 @@ def _main(argv: list[str] | None) -> int:
     if args.until_step is not None:
         runs = {name: run.until(args.until_step) for name, run in runs.items()}
     results = {name: diagnose(run) for name, run in runs.items()}
-    if args.format == "json":
+    if args.format in ("markdown", "html"):
+        from dashboard import report  # imported late: plotly and the charts only for a report
+
+        items = [report.Item(name, d, runs[name]) for name, d in results.items()]
+        sys.stdout.write(report.markdown(items, args.lang) if args.format == "markdown" else report.html(items, args.lang))
+    elif args.format == "json":
         print(json.dumps({name: {**i18n.to_dict(d, args.lang), **run_status(runs[name]), "notes": reader_notes(runs[name])}
                           for name, d in results.items()}, indent=2, ensure_ascii=False))
     else:
