@@ -251,6 +251,68 @@ def test_a_loss_nan_from_the_first_step_is_found(tmp_path):
     assert f.step_range == (0, 29) and "loss/total: 30 NaN/inf" in f.evidence[0].text
 
 
+def test_almost_every_group_tied_is_never_healthy_and_a_reward_range_never_says_solved(tmp_path):
+    s = healthy_series(120)
+    for k in ("reward/pass_rate", "groups/all_pass_frac", "groups/all_fail_frac"):
+        s.pop(k, None)
+    # the reward climbs 0.35 -> 0.70 while 90% of groups score alike all run, and nothing says whether they pass
+    # or fail (no split, no pass rate): not "the task saturates", and critical while the reward climbs
+    s["groups/zero_std_frac"] = np.full(120, 0.9)
+    d = diagnose(write(tmp_path, s, name="tied"))
+    f = by_rule(d, "zero_variance_groups")
+    assert f.severity == "critical" and f.title == "Zero-variance groups dominate" and "saturates" not in f.title
+    assert d.verdict.kind == "not_learning" and d.verdict.reason.startswith("almost every group tied over most of the run")
+    # 60% tied while it climbs: info, the verdict stays healthy
+    s["groups/zero_std_frac"] = np.full(120, 0.6)
+    d = diagnose(write(tmp_path, s, name="some"))
+    assert by_rule(d, "zero_variance_groups").severity == "info" and d.verdict.kind == "healthy"
+    # a split that says the tied groups all pass is saturation, info while it climbs
+    s["groups/zero_std_frac"], s["groups/all_pass_frac"] = np.full(120, 0.9), np.full(120, 0.88)
+    f = by_rule(diagnose(write(tmp_path, s, name="solved")), "zero_variance_groups")
+    assert f.severity == "info" and f.title.endswith("the task saturates")
+
+
+def test_a_significant_fall_is_judged_by_its_size_against_the_reward_scale(tmp_path):
+    s = healthy_series(400)
+    t = np.arange(400)
+    # a 0/1 score held at 0.955 slides down by 0.009 over 400 steps, noise 0.002: Mann-Kendall is sure (p far
+    # below 0.001), and TRL's reward_std (the mean within-group std) logs 0.03 as most groups tie
+    s["reward/mean"] = s["reward/pass_rate"] = 0.955 - 0.009 * t / 399 + np.random.default_rng(6).normal(0, 0.002, 400)
+    s["reward/std"] = np.full(400, 0.03)
+    # the 0/1 reward's own spread at p = 0.95 is sqrt(0.95 x 0.05) = 0.218: a fall of 0.009 is 4% of it, under
+    # FALL_BAND 0.2 -> nothing
+    d = diagnose(write(tmp_path, s, name="binary"))
+    assert "no_learning" not in fired(d)
+    # a graded score (no pass rate) with the same numbers: the scale is the logged 0.03; a fall of 0.009 is 0.3 of
+    # it (above 0.2: a warning) but under FALL_CRIT_BAND 0.5 (0.015): never critical on the p-value alone
+    del s["reward/pass_rate"]
+    assert by_rule(diagnose(write(tmp_path, s, name="graded")), "no_learning").severity == "warning"
+    # the same slide 0.955 -> 0.915 (0.04, above 0.015) is critical
+    s["reward/mean"] = 0.955 - 0.04 * t / 399 + np.random.default_rng(6).normal(0, 0.002, 400)
+    assert by_rule(diagnose(write(tmp_path, s, name="big")), "no_learning").severity == "critical"
+
+
+def test_a_metric_never_computed_is_not_a_divergence(tmp_path):
+    s = healthy_series(30)
+    # TRL at beta = 0 logs kl as NaN on every row while the loss and the gradient norm stay finite: not computed
+    s["policy/kl_ref"] = np.full(30, math.nan)
+    assert "non_finite" not in fired(diagnose(write(tmp_path, s, name="beta0")))
+    # the same NaNs after finite values, or an inf anywhere, are a divergence
+    s["policy/kl_ref"][:10] = 0.01
+    f = by_rule(diagnose(write(tmp_path, s, name="late_nan")), "non_finite")
+    assert f.evidence[0].text == "policy/kl_ref: 20 NaN/inf value(s), first at step 10"
+    s["policy/kl_ref"] = np.full(30, math.nan)
+    s["policy/kl_ref"][12] = math.inf
+    # (the inf at 12 and the 17 NaNs after it: the leading NaNs end where a value was logged)
+    assert by_rule(diagnose(write(tmp_path, s, name="inf")), "non_finite").evidence[0].text == \
+        "policy/kl_ref: 18 NaN/inf value(s), first at step 12"
+    # a leading NaN where the loss is NaN too is not "not computed": the loss rows raise it themselves
+    s["policy/kl_ref"] = np.full(30, math.nan)
+    s["loss/total"][:3] = s["loss/policy"][:3] = s["optim/grad_norm"][:3] = math.nan
+    f = by_rule(diagnose(write(tmp_path, s, name="all_nan")), "non_finite")
+    assert "policy/kl_ref: 3 NaN/inf value(s), first at step 0" in [e.text for e in f.evidence]
+
+
 def samples_for(rewards_by_answer: dict[str, float], steps=range(3)) -> pd.DataFrame:
     rows = []
     for step in steps:

@@ -21,14 +21,19 @@ def reward_scale(d: RunData) -> tuple[float, str]:
 def _reward_scale(d: RunData) -> tuple[float, str]:
     """The reward's own scale, so a move is judged in the run's units (rewards come on any scale).
 
-    The typical spread between responses of a step (median `reward/std`, or the mean within-group std), else
-    the spread of the step means over the run. (scale, how it was measured); (1.0, ...) when nothing says.
+    The typical spread between responses of a step (median `reward/std`, or the mean within-group std); for a
+    0/1 reward (a logged pass rate that is the reward, or one recognised from its moments) the larger of that and
+    its known spread sqrt(p (1 - p)) at the run's mean pass rate p: a logged std can be far smaller where most
+    groups tie (TRL's reward_std is the mean within-group std: a run saturated at 0.95 logs 0.03 and made a fall
+    of 0.009 look large). Else the spread of the responses pooled over the run, else of the step means.
+    (scale, how it was measured); (1.0, ...) when nothing says.
     """
-    for name, how in (("reward/std", "median per-step reward std"),
-                      ("groups/reward_std_mean", "median within-group reward std")):
-        x = d.dense(name)
-        if x is not None and len(x[1]) and np.median(x[1]) > 0:
-            return float(np.median(x[1])), how
+    binary = _binary_spread(d)
+    logged = _logged_spread(d)
+    if binary is not None and (logged is None or binary[0] > logged[0]):
+        return binary
+    if logged is not None:
+        return logged
     pooled = _pooled_spread(d)
     if pooled > 0:
         return pooled, "spread of every response over the run (most steps have none)"
@@ -41,6 +46,34 @@ def _reward_scale(d: RunData) -> tuple[float, str]:
         if s > 0:
             return s, "std of the reward over steps"
     return 1.0, "no spread logged (taken as 1)"
+
+
+def _logged_spread(d: RunData) -> tuple[float, str] | None:
+    """(median per-step reward std, or median within-group std, how); None when neither is logged above 0."""
+    for name, how in (("reward/std", "median per-step reward std"),
+                      ("groups/reward_std_mean", "median within-group reward std")):
+        x = d.dense(name)
+        if x is not None and len(x[1]) and np.median(x[1]) > 0:
+            return float(np.median(x[1])), how
+    return None
+
+
+def _binary_spread(d: RunData) -> tuple[float, str] | None:
+    """(sqrt(p (1 - p)), how) when the reward is a 0/1 score whose pass rate p the run knows: the pass rate is
+    recognised from the reward's moments, or logged and equal to the reward at every step. None otherwise."""
+    got = pass_rate(d)
+    r = d.dense(REWARD)
+    if got is None or r is None:
+        return None
+    steps, p, how = got
+    if how == "reward/pass_rate":
+        both = np.intersect1d(steps, r[0])
+        if not len(both) or not np.allclose(p[np.isin(steps, both)], r[1][np.isin(r[0], both)], atol=1e-9):
+            return None  # a pass rate beside a graded or shaped reward says nothing of the reward's spread
+    m = float(np.mean(p))
+    if not 0.0 < m < 1.0:
+        return None
+    return float(np.sqrt(m * (1.0 - m))), f"spread of a 0/1 reward at its mean pass rate {m:.3g}"
 
 
 def _pooled_spread(d: RunData) -> float:
@@ -147,25 +180,25 @@ def no_spread_steps(d: RunData) -> tuple[np.ndarray, str] | None:
     return None
 
 
+ALL_PASS, ALL_FAIL = 0.9, 0.1  # pass rate on the no-spread steps that says their groups all passed / all failed
+
+
 def same_score_side(d: RunData, mask: np.ndarray) -> str | None:
-    """On steps where no group had spread, were the groups all-pass or all-fail? "all-pass" when the reward
-    there sits at the top of the run's reward range, "all-fail" at the bottom, else None.
-    mask: (T,) bool, steps with no spread."""
-    r = d.col(REWARD)
-    if r is None or not mask.any():
+    """On steps where no group had spread, were the groups all-pass or all-fail? From a known scale only: a pass
+    rate (logged, or a reward recognised as 0/1) near 1 there is "all-pass", near 0 "all-fail"; None otherwise.
+
+    The reward's observed range says nothing of it: a reward pinned at a partial credit (a format bonus of 0.07
+    on a reward that can reach 1 and more) sits at the top of what the run saw, and is no solved prompt.
+    mask: (T,) bool over the run's rows, steps with no spread."""
+    got = pass_rate(d)
+    if got is None or not mask.any():
         return None
-    finite = np.isfinite(r)
-    at = r[mask & finite]
+    at = got[1][np.isin(got[0], d.steps[mask])]
+    at = at[np.isfinite(at)]
     if not len(at):
         return None
-    lo, hi = r[finite].min(), r[finite].max()  # an inf reward (a broken run) has no place in the range
-    if hi <= lo:
-        return None
     level = float(np.median(at))
-    pos = (level - lo) / (hi - lo)
-    # A shared reward of 0 at the top of a range of penalties (wordle: -0.3 .. 0) earned nothing: all-pass
-    # only when the shared reward is positive, all-fail at the bottom of the range.
-    return "all-pass" if pos >= 0.9 and level > 0 else "all-fail" if pos <= 0.1 else None
+    return "all-pass" if level >= ALL_PASS else "all-fail" if level <= ALL_FAIL else None
 
 
 BINARY_MIN_STEPS = 5  # steps with 0 < mean < 1 needed to recognise a binary reward from its moments

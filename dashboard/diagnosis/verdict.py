@@ -28,6 +28,8 @@ NOT_LEARNING_AT_WARNING = ("reward_flat", "no_learning", "reward_constant")
 # completions cut at the cap) but do not measure learning: the same level is seen in runs whose reward climbs.
 # They name a "not learning" verdict only when no finding above measures it and the reward does not rise.
 WHY_NOT_LEARNING = ("zero_variance_groups", "sparse_reward", "truncation")
+# ...of which these, critical, say the run is not healthy even while its reward climbs
+NEVER_HEALTHY = ("zero_variance_groups",)
 
 @dataclass(frozen=True)
 class Verdict:
@@ -60,6 +62,11 @@ def verdict(d: RunData, findings: list[Finding]) -> Verdict:
         return Verdict("not_learning", f.title)
     if (f := _first(findings, WHY_NOT_LEARNING, ("critical",))) is not None and not facts.improving(d):
         return Verdict("not_learning", f.title)
+    # Almost every group tied over most of the run is never a healthy run, whatever the reward does: a rise then
+    # rests on the few groups left, and nothing known says the tied ones are solved (the rule says so when it is).
+    if (f := _first(findings, NEVER_HEALTHY, ("critical",))) is not None:
+        return Verdict("not_learning", "almost every group tied over most of the run; the reward rises on the few "
+                       "updates with a signal")
     r = d.dense(facts.REWARD)
     points = 0 if r is None else len(r[1])
     if r is None:

@@ -96,6 +96,8 @@ VERDICT_REASONS: tuple[tuple[str, str], ...] = (
     (r"reward (?P<c>\S+) over steps (?P<a>\S+)-(?P<b>\S+) \(Mann-Kendall p = (?P<p>\S+)\)",
      "第 {a}-{b} 步 reward 变化 {c}（Mann-Kendall p = {p}）"),
     (r"no trend test", "没有做趋势检验"),
+    (r"almost every group tied over most of the run; the reward rises on the few updates with a signal",
+     "几乎每个组在大部分训练中得分都相同（零方差组）；reward 的上升只来自少数仍有学习信号的更新"),
 )
 
 # Words an English title carries in a pattern's group, e.g. "(mostly all-fail)"; others pass as they are.
