@@ -3,7 +3,13 @@
 The checklist is the notes' section 8 on one figure: one row per chart, a shared x axis (step or wall
 time), a unified hover with the exact logged values, an optional EMA that is drawn over the raw series
 (never instead of it), and the step ranges of findings shaded on the rows whose metrics they concern.
+Each row has its own legend beside it, naming its series and the findings shaded on it (a label drawn on
+the shading itself overlaps the next one where ranges start together). A right-hand axis has its own
+ticks, from zero: synchronised with the left grid it showed values its series never takes (negative
+fractions, a negative |ratio - 1|).
 Series are downsampled with `downsample.union_indices`, which keeps every bucket's min and max.
+
+Texts are English here (the source); `lang` gives them in another language through dashboard.diagnosis.i18n.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard.diagnosis import i18n
 from dashboard.downsample import DEFAULT_POINTS, union_indices
 
 
@@ -26,10 +33,18 @@ def plot_text(text: object) -> str:
     name shows literally and links nowhere (a zero-width space keeps `%{` from being a template field)."""
     return html.escape(str(text), quote=False).replace("%{", "%\u200b{")
 
+
 SEVERITY_COLORS = {"critical": "rgba(214,39,40,0.16)", "warning": "rgba(255,127,14,0.16)",
                    "info": "rgba(31,119,180,0.10)"}
+SEVERITY_MARKS = {"critical": "rgba(214,39,40,0.55)", "warning": "rgba(255,127,14,0.55)",
+                  "info": "rgba(31,119,180,0.45)"}  # the shading's colour in a legend, where it must show
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 ROW_HEIGHT = 230
+X_DOMAIN_END = 0.93  # the charts end here; a right-hand axis's ticks sit beyond, the legends beyond them
+LEGEND_X = 1.0
+# The evidence chart's tick format: "~g" keeps 0.05 and 1e-08 readable; Plotly's default SI suffixes read
+# 5e-7 as "0.5µ", which looks like a unit.
+TICKS = {"tickformat": "~g", "exponentformat": "e"}
 
 
 @dataclass(frozen=True)
@@ -99,19 +114,31 @@ def panels_for_metric(metric: str) -> list[Panel]:
     return [p for p in CHECKLIST if metric in p.columns]
 
 
+def panel_title(panel: Panel, lang: str = "en") -> str:
+    return i18n.chart_text(f"panel.{panel.key}", panel.title, lang)
+
+
+def panel_short(panel: Panel, lang: str = "en") -> str:
+    return i18n.chart_text(f"short.{panel.key}", panel.short or panel.title, lang)
+
+
+def series_label(s: Series, lang: str = "en") -> str:
+    return i18n.chart_text(f"series.{s.column}", s.label, lang)
+
+
 def ema(values: np.ndarray, weight: float) -> np.ndarray:
     """TensorBoard-style exponential smoothing (weight 0 = raw), skipping NaN rather than spreading it."""
     s = pd.Series(values, dtype="float64").replace([np.inf, -np.inf], np.nan)
     return s.ewm(alpha=1.0 - weight, ignore_na=True).mean().where(s.notna()).to_numpy()
 
 
-def x_values(frame: pd.DataFrame, x: str) -> tuple[np.ndarray, pd.Index | np.ndarray, str]:
+def x_values(frame: pd.DataFrame, x: str, lang: str = "en") -> tuple[np.ndarray, pd.Index | np.ndarray, str]:
     """(numeric x for downsampling, x to draw, axis title) for x = "step" or "wall_time"."""
     if x == "wall_time" and "wall_time" in frame:
         secs = frame["wall_time"].to_numpy(dtype=np.float64)
-        return secs, pd.to_datetime(secs, unit="s"), "wall time (UTC)"
+        return secs, pd.to_datetime(secs, unit="s"), i18n.label("axis_wall_time", lang)
     steps = frame["step"].to_numpy()
-    return steps.astype(np.float64), steps, "step"
+    return steps.astype(np.float64), steps, i18n.label("axis_step", lang)
 
 
 def step_to_x(frame: pd.DataFrame, x: str, step: int):
@@ -124,94 +151,181 @@ def step_to_x(frame: pd.DataFrame, x: str, step: int):
 
 def checklist_figure(frame: pd.DataFrame, panels: tuple[Panel, ...] = CHECKLIST, x: str = "step",
                      smoothing: float = 0.0, shades: tuple[Shade, ...] = (),
-                     n_out: int = DEFAULT_POINTS, nan_at: Mapping[str, set[int]] | None = None) -> go.Figure:
-    """The checklist charts of one run, one row per panel, sharing the x axis.
+                     n_out: int = DEFAULT_POINTS, nan_at: Mapping[str, set[int]] | None = None,
+                     lang: str = "en") -> go.Figure:
+    """The checklist charts of one run, one row per panel, sharing the x axis, each with its legend.
 
     `nan_at` ({column: steps}, `Run.nan_at`): where a NaN was logged; marked like an inf, since a NaN is
     otherwise only a gap in the line, which looks the same as a step that logged nothing.
     """
-    fig = _grid(panels)
-    xs, xdraw, xtitle = x_values(frame, x)
+    fig = _grid(panels, lang)
+    xs, xdraw, xtitle = x_values(frame, x, lang)
     for row, panel in enumerate(panels, start=1):
         present = [s for s in panel.series if s.column in frame]
         if not present:
-            _note(fig, row, "not logged by this run")
+            _note(fig, row, i18n.label("chart_not_logged", lang))
             continue
         idx = union_indices(xs, [frame[s.column].to_numpy(dtype=np.float64) for s in present], n_out)
         if panel.band and all(c in frame for c in panel.band):
-            _add_band(fig, row, frame, panel.band, xdraw, idx)
+            _add_band(fig, row, frame, panel.band, xdraw, idx, lang)
         for i, s in enumerate(present):
             y = frame[s.column].to_numpy(dtype=np.float64)
-            _add_series(fig, row, s, y, xdraw, idx, PALETTE[i % len(PALETTE)], smoothing, s.label,
-                        legendgroup=panel.key)
+            name = series_label(s, lang)
+            _add_series(fig, row, s, y, xdraw, idx, PALETTE[i % len(PALETTE)], smoothing, name, lang)
             if nan_at and nan_at.get(s.column):
                 logged = np.isnan(y) & np.isin(frame["step"].to_numpy(), np.fromiter(nan_at[s.column], np.int64))
-                _mark(fig, row, s, y, xdraw, logged, "NaN", s.label, panel.key)
+                _mark(fig, row, s, y, xdraw, logged, "NaN", name)
         if panel.hline is not None:
             fig.add_hline(y=panel.hline, line_dash="dash", line_color="gray", row=row, col=1)
-    _add_shades(fig, panels, frame, x, shades)
+        _right_axis(fig, row, panel, [frame])
+    _add_shades(fig, panels, frame, x, shades, lang)
     fig.update_xaxes(title_text=xtitle, row=len(panels), col=1)
     return fig
 
 
 def compare_figure(frames: dict[str, pd.DataFrame], panels: tuple[Panel, ...] = CHECKLIST, x: str = "step",
-                   smoothing: float = 0.0, n_out: int = DEFAULT_POINTS) -> go.Figure:
-    """Several runs overlaid on the checklist rows: one colour per run, one dash style per series."""
-    fig = _grid(panels)
-    for r, (name, frame) in enumerate(frames.items()):
-        name = plot_text(name)
-        color = PALETTE[r % len(PALETTE)]
-        xs, xdraw, _ = x_values(frame, x)
-        for row, panel in enumerate(panels, start=1):
+                   smoothing: float = 0.0, n_out: int = DEFAULT_POINTS, lang: str = "en") -> go.Figure:
+    """Several runs overlaid on the checklist rows: one colour per run (named in the legend above the charts),
+    one dash style per series (named in each row's legend; clicking one hides that series in every run)."""
+    fig = _grid(panels, lang)
+    runs = {name: PALETTE[r % len(PALETTE)] for r, name in enumerate(frames)}
+    for name, color in runs.items():  # the runs' legend: a key of colours, above the charts
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=plot_text(name), legend="legend",
+                                 line={"color": color, "width": 3}, hoverinfo="skip"), row=1, col=1)
+    for row, panel in enumerate(panels, start=1):
+        shown: set[str] = set()
+        for name, frame in frames.items():
+            xs, xdraw, _ = x_values(frame, x, lang)
             present = [s for s in panel.series if s.column in frame]
             if not present:
                 continue
             idx = union_indices(xs, [frame[s.column].to_numpy(dtype=np.float64) for s in present], n_out)
             for s in present:
-                _add_series(fig, row, s, frame[s.column].to_numpy(dtype=np.float64), xdraw, idx, color,
-                            smoothing, f"{name} · {s.label}", legendgroup=name)
-    for row, panel in enumerate(panels, start=1):
+                group = f"{row}:{s.column}"
+                if group not in shown:  # the series' key in the row's legend, in grey: the colour is the run's
+                    shown.add(group)
+                    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers" if s.sparse else "lines",
+                                             name=series_label(s, lang), marker={"size": 5, "color": "#555"},
+                                             legend=_legend(row), legendgroup=group, hoverinfo="skip",
+                                             line={"color": "#555", "dash": s.dash, "width": 1.6}),
+                                  row=row, col=1, secondary_y=s.secondary or None)
+                _add_series(fig, row, s, frame[s.column].to_numpy(dtype=np.float64), xdraw, idx, runs[name],
+                            smoothing, f"{plot_text(name)} · {series_label(s, lang)}", lang, legendgroup=group,
+                            showlegend=False)
         if panel.hline is not None:
             fig.add_hline(y=panel.hline, line_dash="dash", line_color="gray", row=row, col=1)
-    fig.update_xaxes(title_text="wall time (UTC)" if x == "wall_time" else "step", row=len(panels), col=1)
+        _right_axis(fig, row, panel, list(frames.values()))
+    fig.update_layout(legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "top",
+                              "yref": "container", "traceorder": "normal",
+                              "title": {"text": i18n.label("chart_runs", lang)}},
+                      margin={"t": 90})
+    fig.update_xaxes(title_text=x_values(next(iter(frames.values())), x, lang)[2] if frames else "",
+                     row=len(panels), col=1)
     return fig
+
+
+def threshold_is_level(statistic: str) -> bool:
+    """Whether an evidence's threshold is a level of its metric (a median, a maximum, a value at a step,
+    compared with a bound), so a line at it on the metric's chart means something. A share of steps, a
+    change over the run, a span or a count is compared with a bound in other units: drawn on the series it
+    would be a line at a value the metric never meant."""
+    s = statistic.lower()
+    return not any(w in s for w in ("share of", "change", "minus", "max - min", "std / mean", "count",
+                                    "logged steps with", "spread"))
+
+
+def axis_range(values: np.ndarray, extra: tuple[float, ...] = ()) -> tuple[float, float] | None:
+    """A y range that holds every finite value (and `extra`), padded: a constant gets a range around it,
+    not Plotly's -1..1 around 0.05 where 0.05 reads as 0; a series that never goes below 0 starts at 0
+    when its lowest value is near 0, so no negative tick shows for a fraction or a norm. None: no value."""
+    v = np.asarray(values, dtype=np.float64)
+    v = np.concatenate([v[np.isfinite(v)], [e for e in extra if np.isfinite(e)]])
+    if not len(v):
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    span = hi - lo
+    if span <= max(abs(hi), abs(lo)) * 1e-9:  # a constant: in the middle of an axis from 0
+        return (0.0, 2 * hi) if hi > 0 else (2 * lo, 0.0) if lo < 0 else (-1.0, 1.0)
+    pad = span * 0.08
+    lower = lo - pad
+    if lo >= 0 and lower < 0:
+        lower = 0.0 if lo <= span * 0.25 else lo - min(pad, lo)
+    return lower, hi + pad
 
 
 def evidence_figure(frame: pd.DataFrame, metric: str, threshold: float | None = None,
                     step_range: tuple[int, int] | None = None, severity: str = "warning",
-                    n_out: int = 600) -> go.Figure:
-    """A small chart of one metric with the threshold a rule used and the range where it fired."""
-    fig = go.Figure()
-    if metric in frame:
-        xs, xdraw, _ = x_values(frame, "step")
-        y = frame[metric].to_numpy(dtype=np.float64)
-        idx = union_indices(xs, [y], n_out)
-        fig.add_trace(go.Scatter(x=xdraw[idx], y=y[idx], mode="lines", name=plot_text(metric), line={"width": 1.5},
-                                 hovertemplate="step %{x}<br>" + plot_text(metric) + " %{y:.6g}<extra></extra>"))
+                    n_out: int = 600, statistic: str = "", lang: str = "en") -> go.Figure | None:
+    """A small chart of the metric an evidence names, on an axis that holds its values, with the threshold
+    the rule compared a level of it with, and the range where the finding holds. None where there is no such
+    chart: the metric is not a logged series (config, samples, the step itself: a chart of step against step
+    is a diagonal), or it has no finite value."""
+    if metric not in frame or metric in ("step", "wall_time") or not pd.api.types.is_numeric_dtype(frame[metric]):
+        return None
+    y = frame[metric].to_numpy(dtype=np.float64)
+    finite = np.isfinite(y)
+    if not finite.any():
+        return None
+    line = threshold if threshold is not None and np.isfinite(threshold) and threshold_is_level(statistic) else None
+    xs, xdraw, xtitle = x_values(frame, "step", lang)
+    if finite.sum() < len(y) * 0.5:  # sparse (eval): its points, joined
+        keep = np.flatnonzero(finite)
+        mode = "lines+markers"
     else:
-        fig.add_annotation(text=f"{plot_text(metric)} is not logged by this run", showarrow=False,
-                           xref="paper", yref="paper", x=0.5, y=0.5)
-    if threshold is not None and np.isfinite(threshold):
-        fig.add_hline(y=threshold, line_dash="dash", line_color="crimson",
-                      annotation_text=f"threshold {threshold:.4g}", annotation_position="top left")
+        keep = union_indices(xs, [y], n_out)
+        mode = "lines"
+    name = plot_text(metric)
+    fig = go.Figure(go.Scatter(x=xdraw[keep], y=y[keep], mode=mode, name=name, line={"width": 1.5},
+                               connectgaps=mode != "lines",
+                               hovertemplate=f"{xtitle} %{{x}}<br>{name} %{{y:.6g}}<extra></extra>"))
+    if line is not None:
+        fig.add_hline(y=line, line_dash="dash", line_color="crimson",
+                      annotation_text=i18n.label("chart_threshold", lang, v=f"{line:.4g}"),
+                      annotation_position="top left", annotation_font_color="crimson",
+                      annotation_bgcolor="rgba(255,255,255,0.8)")
     if step_range is not None:
         fig.add_vrect(x0=step_range[0], x1=step_range[1], fillcolor=SEVERITY_COLORS.get(severity), line_width=0,
                       layer="below")
-    fig.update_layout(height=220, margin={"l": 10, "r": 10, "t": 10, "b": 30}, showlegend=False,
-                      xaxis_title="step", hovermode="x")
+    fig.update_layout(height=230, margin={"l": 10, "r": 10, "t": 10, "b": 30}, showlegend=False, hovermode="x")
+    fig.update_xaxes(title_text=xtitle)
+    fig.update_yaxes(title_text=name, range=axis_range(y, () if line is None else (line,)), autorange=False,
+                     **TICKS)
     return fig
 
 
-def _grid(panels: tuple[Panel, ...]) -> go.Figure:
+def _legend(row: int) -> str:
+    return "legend" if row == 0 else f"legend{row + 1}"  # row 1's legend is legend2: "legend" is the figure's
+
+
+def _grid(panels: tuple[Panel, ...], lang: str) -> go.Figure:
     specs = [[{"secondary_y": any(s.secondary for s in p.series)}] for p in panels]
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.25 / max(len(panels), 1),
-                        subplot_titles=[p.title for p in panels], specs=specs)
+                        subplot_titles=[panel_title(p, lang) for p in panels], specs=specs)
     fig.update_layout(height=ROW_HEIGHT * len(panels), hovermode="x unified",
-                      margin={"l": 10, "r": 10, "t": 40, "b": 40}, legend={"groupclick": "toggleitem"})
+                      margin={"l": 10, "r": 10, "t": 40, "b": 40})
+    fig.update_xaxes(domain=[0.0, X_DOMAIN_END])
+    for a in fig.layout.annotations:  # the subplot titles, centred over the charts, not over the legends
+        a.x = X_DOMAIN_END / 2
     for row, p in enumerate(panels, start=1):
+        top = fig.get_subplot(row, 1).yaxis.domain[1]
+        fig.update_layout({_legend(row): {"x": LEGEND_X, "xanchor": "left", "y": top, "yanchor": "top",
+                                          "font": {"size": 11}, "tracegroupgap": 2, "traceorder": "normal", "bgcolor": "rgba(0,0,0,0)"}})
+        fig.update_yaxes(row=row, col=1, secondary_y=False, **TICKS)
         if p.unit_range:
             fig.update_yaxes(rangemode="tozero", row=row, col=1, secondary_y=False)
     return fig
+
+
+def _right_axis(fig: go.Figure, row: int, panel: Panel, frames: list[pd.DataFrame]) -> None:
+    """A right-hand axis with ticks of its own over its series' values (from 0 for a series that never goes
+    below it), no grid of its own: the grid is the left axis's."""
+    cols = [s.column for s in panel.series if s.secondary]
+    if not cols:
+        return
+    values = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames for c in cols if c in f] or [[]])
+    rng = axis_range(values)
+    fig.update_yaxes(row=row, col=1, secondary_y=True, tickmode="auto", showgrid=False, zeroline=False,
+                     **({"range": rng, "autorange": False} if rng else {}), **TICKS)
 
 
 def _note(fig: go.Figure, row: int, text: str) -> None:
@@ -226,7 +340,8 @@ def _yaxis_number(fig: go.Figure, row: int) -> str:
     return ref.removeprefix("yaxis")
 
 
-def _add_series(fig, row, s: Series, y: np.ndarray, xdraw, idx, color, smoothing, name, legendgroup) -> None:
+def _add_series(fig, row, s: Series, y: np.ndarray, xdraw, idx, color, smoothing, name, lang: str,
+                legendgroup: str | None = None, showlegend: bool = True) -> None:
     mode = "lines+markers" if s.sparse else "lines"
     yi = y[idx]
     finite = np.isfinite(yi)
@@ -234,20 +349,23 @@ def _add_series(fig, row, s: Series, y: np.ndarray, xdraw, idx, color, smoothing
         idx, yi = idx[finite], yi[finite]
     raw_opacity = 0.35 if smoothing > 0 else 1.0
     hover = f"{name} %{{y:.6g}}<extra></extra>"
-    fig.add_trace(go.Scatter(x=xdraw[idx], y=yi, mode=mode, name=name, legendgroup=legendgroup, opacity=raw_opacity,
+    common = {"legend": _legend(row), "legendgroup": legendgroup, "showlegend": showlegend}
+    secondary = s.secondary or None
+    fig.add_trace(go.Scatter(x=xdraw[idx], y=yi, mode=mode, name=name, opacity=raw_opacity,
                              line={"color": color, "dash": s.dash, "width": 1.4}, marker={"size": 5},
-                             connectgaps=s.sparse, hovertemplate=hover),
-                  row=row, col=1, secondary_y=s.secondary if s.secondary else None)
+                             connectgaps=s.sparse, hovertemplate=hover, **common),
+                  row=row, col=1, secondary_y=secondary)
     if smoothing > 0 and not s.sparse:
         sm = ema(y, smoothing)[idx]
         fig.add_trace(go.Scatter(x=xdraw[idx], y=sm, mode="lines", name=f"{name} (EMA {smoothing:g})",
-                                 legendgroup=legendgroup, line={"color": color, "dash": s.dash, "width": 2.2},
-                                 hovertemplate=f"{name} EMA %{{y:.6g}}<extra></extra>"),
-                      row=row, col=1, secondary_y=s.secondary if s.secondary else None)
-    _mark(fig, row, s, y, xdraw, np.isinf(y), "inf", name, legendgroup)
+                                 line={"color": color, "dash": s.dash, "width": 2.2},
+                                 hovertemplate=f"{name} EMA %{{y:.6g}}<extra></extra>", **common),
+                      row=row, col=1, secondary_y=secondary)
+    _mark(fig, row, s, y, xdraw, np.isinf(y), "inf", name, legendgroup, showlegend)
 
 
-def _mark(fig, row, s: Series, y: np.ndarray, xdraw, where: np.ndarray, kind: str, name, legendgroup) -> None:
+def _mark(fig, row, s: Series, y: np.ndarray, xdraw, where: np.ndarray, kind: str, name,
+          legendgroup: str | None = None, showlegend: bool = True) -> None:
     """Red crosses at the steps `where` (T,) bool, at the series' top: non-finite values have no height."""
     bad = np.flatnonzero(where)[:500]
     if not len(bad):
@@ -255,26 +373,29 @@ def _mark(fig, row, s: Series, y: np.ndarray, xdraw, where: np.ndarray, kind: st
     finite = y[np.isfinite(y)]
     level = float(finite.max()) if len(finite) else 0.0
     fig.add_trace(go.Scatter(x=np.asarray(xdraw)[bad], y=np.full(len(bad), level), mode="markers",
-                             name=f"{name}: {kind}", legendgroup=legendgroup, marker={"symbol": "x", "color": "crimson", "size": 8},
+                             name=f"{name}: {kind}", legend=_legend(row), legendgroup=legendgroup,
+                             showlegend=showlegend, marker={"symbol": "x", "color": "crimson", "size": 8},
                              text=[str(v) for v in y[bad]], hovertemplate=f"{name} %{{text}}<extra></extra>"),
-                  row=row, col=1, secondary_y=s.secondary if s.secondary else None)
+                  row=row, col=1, secondary_y=s.secondary or None)
 
 
-def _add_band(fig, row, frame, band, xdraw, idx) -> None:
+def _add_band(fig, row, frame, band, xdraw, idx, lang: str) -> None:
     mean = frame[band[0]].to_numpy(dtype=np.float64)[idx]
     std = frame[band[1]].to_numpy(dtype=np.float64)[idx]
     ok = np.isfinite(mean) & np.isfinite(std)
     xb = np.asarray(xdraw)[idx][ok]
     upper, lower = (mean + std)[ok], (mean - std)[ok]
     fig.add_trace(go.Scatter(x=xb, y=upper, mode="lines", line={"width": 0}, showlegend=False,
-                             hoverinfo="skip"), row=row, col=1)
+                             hoverinfo="skip", legend=_legend(row)), row=row, col=1)
     fig.add_trace(go.Scatter(x=xb, y=lower, mode="lines", line={"width": 0}, fill="tonexty",
-                             fillcolor="rgba(31,119,180,0.18)", name="mean ± std", customdata=std[ok],
+                             fillcolor="rgba(31,119,180,0.18)", name=i18n.label("chart_band", lang),
+                             customdata=std[ok], legend=_legend(row),
                              hovertemplate="reward std %{customdata:.6g}<extra></extra>"), row=row, col=1)
 
 
-def _add_shades(fig, panels, frame, x, shades) -> None:
-    per_row: dict[int, int] = {}  # labels already placed on a row: each next one goes a line lower
+def _add_shades(fig, panels, frame, x, shades, lang: str) -> None:
+    """Each finding's range shaded on the rows of its metrics, and named in those rows' legends (a square
+    of its colour, the rule and the steps)."""
     for shade in shades:
         lo, hi = shade.step_range
         x0, x1 = step_to_x(frame, x, lo), step_to_x(frame, x, hi)
@@ -282,8 +403,10 @@ def _add_shades(fig, panels, frame, x, shades) -> None:
             x0, x1 = lo - 0.5, hi + 0.5
         for row, panel in enumerate(panels, start=1):
             if set(shade.metrics) & set(panel.columns):
-                k = per_row[row] = per_row.get(row, -1) + 1
                 fig.add_vrect(x0=x0, x1=x1, fillcolor=SEVERITY_COLORS.get(shade.severity, SEVERITY_COLORS["info"]),
-                              line_width=0, layer="below", row=row, col=1,
-                              annotation_text=shade.label, annotation_position="top left",
-                              annotation_font_size=10, annotation_yshift=-12 * k)
+                              line_width=0, layer="below", row=row, col=1)
+                name = f"{plot_text(shade.label)} ({i18n.label('steps_range', lang, a=lo, b=hi)})"
+                fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legend=_legend(row),
+                                         marker={"symbol": "square", "size": 11,
+                                                 "color": SEVERITY_MARKS.get(shade.severity, SEVERITY_MARKS["info"])},
+                                         hoverinfo="skip"), row=row, col=1)

@@ -11,15 +11,17 @@ import numpy as np
 import pandas as pd
 
 from collectors.sources import missing_hint
-from dashboard.charts import Panel
+from dashboard.charts import Panel, panel_short
+from dashboard.diagnosis import i18n
 
-_WHAT = {"samples": "no samples (responses)", "config": "no config"}
 
-
-def missing_message(source: str, what: str) -> str:
-    """One sentence for a run of `source` without `what` ("samples" or "config"), with the source's hint."""
-    hint = missing_hint(source, what) or "the source did not record any."
-    return f"This {source or 'unknown'} run has {_WHAT.get(what, 'no ' + what)}: {hint}"
+def missing_message(source: str, what: str, lang: str = "en") -> str:
+    """One sentence for a run of `source` without `what` ("samples" or "config"), with the source's hint
+    (in `lang` where the catalog has it)."""
+    hint = missing_hint(source, what)
+    hint = i18n.hint(source, what, hint, lang) if hint else i18n.label("missing_no_hint", lang)
+    key = f"missing_{what}" if f"missing_{what}" in i18n.en.LABELS else "missing_other"
+    return i18n.label(key, lang, source=source or i18n.label("unknown", lang), what=what, hint=hint)
 
 
 def has_data(frame: pd.DataFrame, column: str) -> bool:
@@ -37,10 +39,10 @@ def split_panels(frame: pd.DataFrame, panels: tuple[Panel, ...]) -> tuple[tuple[
     return drawn, tuple(p for p in panels if p not in drawn)
 
 
-def missing_panels_message(source: str, missing: tuple[Panel, ...], any_steps: bool) -> str | None:
+def missing_panels_message(source: str, missing: tuple[Panel, ...], any_steps: bool,
+                           lang: str = "en") -> str | None:
     """The line under the charts naming the checklist charts this run cannot fill, or None."""
     if not missing or not any_steps:
         return None
-    names = ", ".join(p.short or p.title for p in missing)
-    return (f"Not logged by this {source or 'unknown'} run, so not drawn: {names}. "
-            "The diagnosis page lists the checks these leave unjudged.")
+    names = i18n.label("list_comma", lang).join(panel_short(p, lang) for p in missing)
+    return i18n.label("missing_panels", lang, source=source or i18n.label("unknown", lang), names=names)

@@ -78,6 +78,7 @@ FILTERS: tuple[SampleFilter, ...] = (
     SampleFilter("zero_reward", "reward exactly 0", _zero_reward),
 )
 FILTER_KEYS = {f.key: f for f in FILTERS}
+GROUP_FILTERS = ("all", "zero_variance", "all_fail", "all_pass")
 ALIASES = {"zero_var": "zero_variance", "zero_std": "zero_variance", "zero_variance_groups": "zero_variance",
            "allfail": "all_fail", "all_failed": "all_fail", "allpass": "all_pass", "all_passed": "all_pass",
            "long": "longest", "length": "longest", "high_reward": "highest_reward", "top_reward": "highest_reward",
@@ -104,6 +105,69 @@ def apply_filter(samples: pd.DataFrame, key: str, limit: int = DEFAULT_LIMIT) ->
         return picked.reset_index(drop=True)
     keys = [c for c in ("step", "group", "sample") if c in picked]
     return picked.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+def is_group_filter(key: str) -> bool:
+    """Whether a filter keeps whole prompt groups (then "Top N" counts groups), not single responses."""
+    return filter_key(key) in GROUP_FILTERS
+
+
+def first_n(rows: pd.DataFrame, key: str, limit: int) -> pd.DataFrame:
+    """The rows of the first `limit` groups for a group filter, the first `limit` responses otherwise: "Top N"
+    applies to every filter, so "all groups" of a large step is not every response of it."""
+    if not len(rows):
+        return rows
+    if not is_group_filter(key):
+        return rows.head(limit)
+    groups = rows[list(GROUP_KEYS)].drop_duplicates().head(limit)
+    return rows.merge(groups, on=list(GROUP_KEYS), how="inner", sort=False)
+
+
+COMPACT_CHARS = 120  # a group whose every response is one line at most this long is listed one line a response
+
+
+def _width(text: str) -> int:
+    """Columns a text takes in a monospaced block: a CJK character takes two."""
+    return sum(2 if "\u2e80" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef" else 1 for ch in text)
+
+
+def _cell(text: object, width: int, right: bool = False) -> str:
+    text = str(text)
+    pad = " " * max(0, width - _width(text))
+    return pad + text if right else text + pad
+
+
+def compact_lines(group: pd.DataFrame, words: tuple[str, ...] = ("pass", "fail", "?", "reward", "passed", "advantage",
+                                                                  "tokens", "completion", "(no text logged)"),
+                  ) -> list[str] | None:
+    """A group's responses as aligned lines under a header (sample, reward, pass, advantage, tokens, text), or
+    None when a response is long or spans lines (then each is shown whole). `words`: pass, fail, unknown, the
+    column names and the mark of a response without text, in the page's language. Model text stays plain text: these lines go to st.code, never
+    to Markdown."""
+    texts = [None if _missing(t) else str(t) for t in group.get("completion", pd.Series([None] * len(group)))]
+    if any(t is not None and ("\n" in t or len(t) > COMPACT_CHARS) for t in texts):
+        return None
+    yes, no, unknown, *names = words
+    no_text = names[5] if len(names) > 5 else "(no text logged)"
+    widths = (4, 9, 6, 10, 7)
+    out = [" ".join(_cell(n, w, right=i in (1, 3, 4)) for i, (n, w) in enumerate(zip(["#", *names[:4]], widths)))
+           + f"   │ {names[4]}"]
+    for (_, r), text in zip(group.iterrows(), texts, strict=True):
+        passed = r.get("passed")
+        mark = unknown if _missing(passed) else yes if passed else no
+        adv = r.get("advantage", float("nan"))
+        tokens = r.get("num_tokens")
+        cells = [f"#{r['sample']}", f"{r['reward']:.4g}", mark, "?" if not np.isfinite(float(adv)) else f"{adv:+.3g}",
+                 "?" if _missing(tokens) else int(tokens)]
+        trunc = "✂" if r.get("truncated") in (True, 1) else " "
+        out.append(" ".join(_cell(c, w, right=i in (1, 3, 4)) for i, (c, w) in enumerate(zip(cells, widths)))
+                   + f" {trunc} │ {no_text if text is None else text}")
+    return out
+
+
+def _missing(value) -> bool:
+    """None, NaN or pd.NA: the ways a null shows up in a row of a frame read from Parquet."""
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
 
 
 def steps_with_samples(samples: pd.DataFrame) -> list[int]:

@@ -19,18 +19,23 @@ def escape_md(text: object) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
 
 
-def ago(unix_s: float | None, now: float | None = None) -> str:
-    """'12 s ago', '3 min ago', '2.5 h ago', '4 d ago'; 'never' for None or NaN."""
+AGO = {"en": ("never", "{v} s ago", "{v} min ago", "{v} h ago", "{v} d ago"),
+       "zh": ("从未", "{v} 秒前", "{v} 分钟前", "{v} 小时前", "{v} 天前")}
+
+
+def ago(unix_s: float | None, now: float | None = None, lang: str = "en") -> str:
+    """'12 s ago', '3 min ago', '2.5 h ago', '4 d ago'; 'never' for None or NaN (Chinese with lang="zh")."""
+    never, s, m, h, d = AGO.get(lang, AGO["en"])
     if _missing(unix_s):
-        return "never"
+        return never
     dt = max(0.0, (time.time() if now is None else now) - float(unix_s))
     if dt < 90:
-        return f"{dt:.0f} s ago"
+        return s.format(v=f"{dt:.0f}")
     if dt < 90 * 60:
-        return f"{dt / 60:.0f} min ago"
+        return m.format(v=f"{dt / 60:.0f}")
     if dt < 36 * 3600:
-        return f"{dt / 3600:.1f} h ago"
-    return f"{dt / 86400:.0f} d ago"
+        return h.format(v=f"{dt / 3600:.1f}")
+    return d.format(v=f"{dt / 86400:.0f}")
 
 
 def _missing(value: float | None) -> bool:
@@ -64,13 +69,15 @@ SEVERITY_ICONS = {"critical": "🔴", "warning": "🟠", "info": "🔵"}
 STATUS_ICONS = {"running": "🟢", "finished": "⚪", "failed": "❌", "stopped": "🛑", "stale": "⏸️", "unknown": "❔"}
 
 
-GUARD_EVENTS = {"new": "found", "cleared": "cleared", "rule_error": "rule error (ignored for stopping)",
-                "stop": "stopped the run"}
+GUARD_EVENTS = ("new", "cleared", "rule_error", "stop")
 
 
-def guard_event_line(e: dict) -> str:
-    """One findings.jsonl event as a markdown line: icon, step, what happened, title, rule."""
+def guard_event_line(e: dict, lang: str = "en") -> str:
+    """One findings.jsonl event as a markdown line: icon, step, what happened, title, rule (in `lang`)."""
+    from dashboard.diagnosis.i18n import label
+
     icon = "🛑" if e.get("event") == "stop" else SEVERITY_ICONS.get(e.get("severity") or "", "⚠️")
-    what = GUARD_EVENTS.get(e.get("event", ""), str(e.get("event")))
-    return (f"{icon} step {e.get('step')}: {what}: **{escape_md(str(e.get('title', '')))}** "
-            f"({escape_md(str(e.get('rule_id', '')))})")
+    event = e.get("event", "")
+    what = label(f"guard_{event}", lang) if event in GUARD_EVENTS else str(event)
+    return (f"{icon} {label('guard_line_step', lang, step=e.get('step'))}{label('sep', lang)}{what}{label('sep', lang)}"
+            f"**{escape_md(str(e.get('title', '')))}** ({escape_md(str(e.get('rule_id', '')))})")

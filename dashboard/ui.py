@@ -37,6 +37,20 @@ def lang() -> str:
     return st.session_state.get(LANG) or i18n.parse_lang(st.query_params.get("lang")) or i18n.default_lang()
 
 
+def t(key: str, /, **values) -> str:
+    """A label of the pages in the chosen language (dashboard.diagnosis.i18n LABELS)."""
+    return i18n.label(key, lang(), **values)
+
+
+def has_label(key: str) -> bool:
+    return i18n.has_label(key)
+
+
+def status_word(status: str) -> str:
+    """A run's status ("finished", "running", ...) in the chosen language."""
+    return t(f"status_{status}") if f"status_{status}" in i18n.en.LABELS else status
+
+
 def language_switch() -> str:
     """The sidebar switch. A choice (or a URL that names a language) lives in the session and is written back
     to the URL on every page, like the runs; without one the URL stays as it is."""
@@ -82,7 +96,7 @@ def picker_labels(table: pd.DataFrame | None = None) -> dict[str, str]:
     runs discovered now). A page that refreshes only part of itself compares these with the ones its picker
     was drawn with to know when to redraw it."""
     table = data.all_runs() if table is None else table
-    return {k: f"{STATUS_ICONS.get(s, '')} {n} · {s} · {k}"
+    return {k: f"{STATUS_ICONS.get(s, '')} {n} · {status_word(s)} · {k}"
             for k, n, s in zip(table["key"], table["name"], table["status"], strict=True)}
 
 
@@ -92,7 +106,7 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
     chosen = resolve_selected()
     options = list(dict.fromkeys(list(table["key"]) + [k for k, _ in chosen]))
     if not options:
-        st.info("No runs found under the roots: " + ", ".join(str(r.path) for r in data.roots()))
+        st.info(escape_md(t("no_runs_under", roots=", ".join(str(r.path) for r in data.roots()))))
         return []
     current = [k for k, _ in chosen]
     labels = picker_labels(table)
@@ -110,14 +124,17 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         if picked != current:
             set_selected(picked)
     else:
-        index = options.index(current[0]) if current else 0
+        # the URL named runs and every one was refused: the refusal alone, no other run drawn in its place
+        refused = not current and bool(selected_keys())
+        index = options.index(current[0]) if current else None if refused else 0
         if current and st.session_state.get(key) == current[0]:
             st.session_state[key], index = current[0], 0
-        picked = [st.selectbox(label, options, index=index, format_func=fmt, key=key)]
-        if current[:1] != picked:
+        choice = st.selectbox(label, options, index=index, format_func=fmt, key=key)
+        picked = [] if choice is None else [choice]
+        if picked and current[:1] != picked:
             set_selected(picked + [k for k in current if k != picked[0]])
     if len(picked) < min_runs:
-        st.info("Pick a run to open it." if min_runs == 1 else f"Pick at least {min_runs} runs.")
+        st.info(t("pick_one") if min_runs == 1 else t("pick_at_least", n=min_runs))
         return []
     out = []
     for k in picked:
@@ -133,7 +150,7 @@ def open_snapshot(key: str, path: Path):
     try:
         return data.snapshot(path)
     except RunError as e:
-        st.error(escape_md(f"Cannot open run {key}: {e}"))
+        st.error(escape_md(t("cannot_open", key=key, error=e)))
         return None
 
 
@@ -153,14 +170,16 @@ def run_header(key: str, snap) -> None:
     st.subheader(escape_md(run.name))
     last = snap.metrics["step"].iloc[-1] if len(snap.metrics) else "none"
     beat = run.last_update
-    st.caption(escape_md(f"{key} · source {run.meta.source} · {STATUS_ICONS.get(run.status, '')} {run.status} · "
-                         f"last step {last} · updated {ago(beat)}"))
+    last = t("none") if last == "none" else last
+    st.caption(escape_md(t("run_caption", key=key, source=run.meta.source,
+                           status=f"{STATUS_ICONS.get(run.status, '')} {status_word(run.status)}", last=last,
+                           ago=ago(beat, lang=lang()))))
     # Why the run ended, shown here once for every page, whole: wrapped (a guard's reason names the step, the
     # rule and the finding's title, longer than the column) and verbatim (an error's lines stay lines).
-    if reason := run.meta.error or ("stopped by the guard" if run.status == "stopped" else None):
+    if reason := run.meta.error or (t("stopped_by_guard") if run.status == "stopped" else None):
         st.code(reason, language="text", wrap_lines=True)
     if run.problems:
-        with st.expander(f"{len(run.problems)} problem(s) reading this run"):
+        with st.expander(t("read_problems", n=len(run.problems))):
             st.code("\n".join(str(p) for p in run.problems), language="text", wrap_lines=True)  # long notes wrap
 
 

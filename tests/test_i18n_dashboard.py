@@ -86,7 +86,7 @@ def test_the_choice_follows_to_other_pages_and_back_to_english():
     assert not at.exception
     assert url_lang(at) == "zh"
     assert at.subheader[1].value == "五个问题（笔记第 6 节）"
-    questions = " ".join(str(v) for df in at.dataframe for v in df.value.get("问题", []))
+    questions = " ".join(str(v) for df in at.table for v in df.value.get("问题", []))
     assert zh.QUESTIONS[1] in questions
     at.radio(key="grposcope_lang_switch").set_value("en").run()
     assert url_lang(at) == "en"

@@ -4,11 +4,14 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, coverage, ui
+from dashboard.diagnosis import i18n
 from dashboard.diagnosis.rules import config_questions
 from dashboard.text import escape_md
 
-st.title("Compare")
-picked = ui.pick_runs("Runs to compare", multi=True, min_runs=2)
+t = ui.t
+lang = ui.lang()
+st.title(t("page_compare"))
+picked = ui.pick_runs(t("runs_to_compare"), multi=True, min_runs=2)
 if not picked:
     st.stop()
 snaps = {key: s for key, path in picked if (s := ui.open_snapshot(key, path)) is not None}
@@ -21,26 +24,29 @@ for key, snap in snaps.items():
     names[key] = label
 
 c1, c2 = st.columns([1, 2])
-x = c1.radio("x axis", ["step", "wall_time"], horizontal=True, format_func=lambda v: v.replace("_", " "))
-smoothing = c2.slider("Smoothing (EMA weight; the raw series stays drawn)", 0.0, 0.99, 0.0, 0.01)
+x = c1.radio(t("x_axis"), ["step", "wall_time"], horizontal=True, format_func=lambda v: t(f"axis_{v}"))
+smoothing = c2.slider(t("smoothing"), 0.0, 0.99, 0.0, 0.01)
 frames = {names[k]: s.metrics for k, s in snaps.items()}
 # a chart is drawn when any of the runs logs it; one that none logs is named, not drawn empty
 drawn = tuple(p for p in charts.CHECKLIST if any(coverage.panel_has_data(f, p) for f in frames.values()))
 if drawn:
-    st.plotly_chart(charts.compare_figure(frames, drawn, x, smoothing), key="compare")
+    st.plotly_chart(charts.compare_figure(frames, drawn, x, smoothing, lang=lang), key="compare")
 if missing := tuple(p for p in charts.CHECKLIST if p not in drawn):
-    st.caption(escape_md("None of these runs logs: " + ", ".join(p.short or p.title for p in missing)))
+    st.caption(escape_md(t("none_logs", names=t("list_comma").join(charts.panel_short(p, lang) for p in missing))))
 
-st.subheader("Config differences")
+st.subheader(t("config_differences"))
 diff = config_questions.config_diff({names[k]: s.run.meta.config for k, s in snaps.items()})
 if diff:
-    st.dataframe(pd.DataFrame(diff), hide_index=True, width="stretch")
+    table = pd.DataFrame(diff).rename(columns={"key": t("col_key_name")}).replace("(absent)", t("absent"))
+    st.dataframe(table, hide_index=True, width="stretch")
 else:
-    st.info("The configs are identical.")
+    st.info(t("configs_identical"))
 
-st.subheader("The five questions, side by side")
-answers = {names[k]: config_questions.answer_questions(s.run.meta.config, s.run.meta.source)
+st.subheader(t("questions_side_by_side"))
+answers = {names[k]: [i18n.localise_answer(a, lang)
+                      for a in config_questions.answer_questions(s.run.meta.config, s.run.meta.source)]
            for k, s in snaps.items()}
-rows = [{"#": i + 1, "question": config_questions.QUESTIONS[i], **{n: a[i].answer for n, a in answers.items()}}
+first = next(iter(answers.values()))
+rows = [{i18n.label("question", lang): first[i].question, **{n: a[i].answer for n, a in answers.items()}}
         for i in range(len(config_questions.QUESTIONS))]
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+st.table(pd.DataFrame(rows, index=pd.Index(range(1, len(rows) + 1), name="#")))

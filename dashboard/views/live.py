@@ -7,19 +7,22 @@ import streamlit as st
 
 from collectors.sources import missing_hint
 from dashboard import charts, coverage, ui
+from dashboard.diagnosis import i18n
 from dashboard.diagnosis.guard.guard import read_findings
 from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md, guard_event_line
 
-st.title("Live")
+t = ui.t
+lang = ui.lang()
+st.title(t("page_live"))
 labelled = ui.picker_labels()  # what the picker below shows (read before it: a later change reruns, none is missed)
-picked = ui.pick_runs("Run", multi=False)
+picked = ui.pick_runs(t("run"), multi=False)
 if not picked:
     st.stop()
 key, path = picked[0]
 
 c1, c2 = st.columns([1, 3])
-paused = c1.toggle("Pause", value=False)
-every = c2.select_slider("Refresh every (s)", [1, 2, 5, 10, 30], value=2)
+paused = c1.toggle(t("pause"), value=False)
+every = c2.select_slider(t("refresh_every"), [1, 2, 5, 10, 30], value=2)
 
 
 @st.fragment(run_every=None if paused else every)
@@ -35,34 +38,35 @@ def live_view() -> None:
     # tiles as wide as their values, wrapping to a second row where four do not fit: four equal columns cut the
     # values ("finis...", "16.2...") in a window under ~1,100 px with the sidebar open
     tiles = st.container(horizontal=True, gap="medium")
-    tiles.metric("status", f"{STATUS_ICONS.get(run.status, '')} {run.status}", width="content")
+    tiles.metric(t("tile_status"), f"{STATUS_ICONS.get(run.status, '')} {ui.status_word(run.status)}", width="content")
     # The open run is shared by every session, so count new rows against what this session last showed.
     seen_key = f"live_rows_{key}"
     new_rows = len(frame) - st.session_state.get(seen_key, len(frame))
     st.session_state[seen_key] = len(frame)
-    tiles.metric("last step", "none" if last is None else str(last), delta=new_rows or None, width="content")
-    tiles.metric("last update", ago(run.last_update), width="content")
+    tiles.metric(t("tile_last_step"), t("none") if last is None else str(last), delta=new_rows or None,
+                 width="content")
+    tiles.metric(t("tile_last_update"), ago(run.last_update, lang=lang), width="content")
     reward = frame["reward/mean"].iloc[-1] if "reward/mean" in frame and len(frame) else None
-    tiles.metric("reward mean", "n/a" if reward is None else f"{reward:.4g}", width="content")
+    tiles.metric(t("tile_reward"), "n/a" if reward is None else f"{reward:.4g}", width="content")
     if hint := missing_hint(run.meta.source, "live"):  # a source that is only written now and then
-        st.caption(escape_md(hint))
+        st.caption(escape_md(i18n.hint(run.meta.source, "live", hint, lang)))
     if run.status == "stale":
-        st.warning("The writer stopped sending heartbeats: this run is stale, not running.")
+        st.warning(t("stale_warning"))
     if events := read_findings(run.path):  # what the guard found while the run trained (findings.jsonl)
-        with st.expander(f"Guard: {len(events)} event(s) while training", expanded=run.status == "stopped"):
+        with st.expander(t("guard_events", n=len(events)), expanded=run.status == "stopped"):
             for e in events:
-                st.markdown(guard_event_line(e))
+                st.markdown(guard_event_line(e, lang))
     diagnosis = ui.diagnosis_or_error(snap)
     for f in diagnosis.findings if diagnosis else ():
-        span = f" (steps {f.step_range[0]}-{f.step_range[1]})" if f.step_range else ""
+        span = f" ({i18n.label('steps_range', lang, a=f.step_range[0], b=f.step_range[1])})" if f.step_range else ""
         st.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{escape_md(f.title)}**{escape_md(span)}")
     shades = tuple(charts.Shade(tuple(f.metrics), tuple(f.step_range), f.severity, f.rule_id)
                    for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
     drawn, missing = coverage.split_panels(frame, charts.CHECKLIST)
     if drawn:
-        st.plotly_chart(charts.checklist_figure(frame, drawn, "step", 0.0, shades, n_out=1000, nan_at=run.nan_at),
-                        key="live_chart")
-    if note := coverage.missing_panels_message(run.meta.source, missing, bool(len(frame))):
+        st.plotly_chart(charts.checklist_figure(frame, drawn, "step", 0.0, shades, n_out=1000, nan_at=run.nan_at,
+                                                lang=lang), key="live_chart")
+    if note := coverage.missing_panels_message(run.meta.source, missing, bool(len(frame)), lang):
         st.caption(escape_md(note))
 
 

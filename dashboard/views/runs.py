@@ -8,8 +8,9 @@ from dashboard.text import escape_md, fmt_time, health_label
 
 MAX_JUDGED = 50  # runs whose diagnosis the table computes; more would make the landing page slow
 
-st.title("Runs")
-st.caption(escape_md("Roots: " + ", ".join(f"{r.label} = {r.path}" for r in data.roots())))
+t = ui.t
+st.title(t("page_runs"))
+st.caption(escape_md(t("roots") + ", ".join(f"{r.label} = {r.path}" for r in data.roots())))
 ui.resolve_selected()  # shows a refusal for a run in the URL that lies outside the roots
 
 for problem in reader_problems():  # e.g. an optional dependency missing: its source's runs are not listed
@@ -17,13 +18,13 @@ for problem in reader_problems():  # e.g. an optional dependency missing: its so
 
 table = data.all_runs()
 if not len(table):
-    st.info("No runs found yet. Start one with `grpo-train --out runs/NAME`, or launch with a folder of runs.")
+    st.info(t("no_runs_yet"))
     st.stop()
 
 c1, c2, c3 = st.columns([2, 1, 1])
-name_filter = c1.text_input("Filter by name", "")
-status_filter = c2.multiselect("Status", sorted(table["status"].unique()))
-source_filter = c3.multiselect("Source", sorted(table["source"].unique()))
+name_filter = c1.text_input(t("filter_name"), "")
+status_filter = c2.multiselect(t("col_status"), sorted(table["status"].unique()), format_func=ui.status_word)
+source_filter = c3.multiselect(t("col_source"), sorted(table["source"].unique()))
 
 shown = table
 if name_filter:
@@ -35,19 +36,20 @@ if source_filter:
 
 counts = [data.health(p) if i < MAX_JUDGED else (None, None) for i, p in enumerate(shown["path"])]
 view = shown.assign(health=[health_label(c, w, st_) for (c, w), st_ in zip(counts, shown["status"], strict=True)],
-                    last_update=[fmt_time(t) for t in shown["last_update"]])
+                    last_update=[fmt_time(u) for u in shown["last_update"]],
+                    status=[ui.status_word(s) for s in shown["status"]])
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
-             column_config={"last_step": st.column_config.NumberColumn("last step", format="%d"),
-                            "last_update": st.column_config.TextColumn("last update"),
-                            "key": st.column_config.TextColumn("run key (URL)")})
+             column_config={"name": t("col_name"), "source": t("col_source"), "status": t("col_status"),
+                            "last_step": st.column_config.NumberColumn(t("col_last_step"), format="%d"),
+                            "last_update": st.column_config.TextColumn(t("col_last_update")),
+                            "health": t("col_health"), "error": t("col_error"),
+                            "key": st.column_config.TextColumn(t("col_key"))})
 
-picked = ui.pick_runs("Open runs", multi=True, min_runs=1)
+picked = ui.pick_runs(t("open_runs"), multi=True, min_runs=1)
 if picked:
     keys = [k for k, _ in picked]
     cols = st.columns(6)
-    for col, (page, label) in zip(cols, [("checklist", "Checklist"), ("diagnosis", "Diagnosis"),
-                                         ("samples", "Samples"), ("config", "Config"), ("compare", "Compare"),
-                                         ("live", "Live")]):
+    for col, page in zip(cols, ["checklist", "diagnosis", "samples", "config", "compare", "live"]):
         with col:
-            ui.link(page, label, keys)
+            ui.link(page, t(f"page_{page}"), keys)

@@ -50,7 +50,59 @@ def _catalog(lang: str) -> ModuleType | None:
     return CATALOGS.get(lang)
 
 
-def label(key: str, lang: str, **values: Any) -> str:
+def chart_text(key: str, english: str, lang: str) -> str:
+    """A chart's title or series name by its id ("panel.reward", "series.reward/mean"); English as written
+    in dashboard/charts.py."""
+    cat = _catalog(lang)
+    return cat.CHARTS.get(key, english) if cat else english
+
+
+@cache
+def _evidence_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p), t) for p, t in _catalog(lang).EVIDENCE)
+
+
+def evidence_text(english: str, lang: str) -> str:
+    """An evidence line in `lang`, by the catalog's patterns (its numbers and metric names carried over);
+    English when no pattern matches (has_evidence tells the tests)."""
+    if _catalog(lang) is None:
+        return english
+    return _by_pattern(english, _evidence_patterns(lang), lang) or english
+
+
+def has_evidence(english: str, lang: str) -> bool:
+    return _catalog(lang) is None or any(p.fullmatch(english) for p, _ in _evidence_patterns(lang))
+
+
+@cache
+def _reason_text_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p), t) for p, t in _catalog(lang).NOT_JUDGED)
+
+
+def reason_text(english: str, lang: str) -> str:
+    """Why a rule could not judge a run (NotJudged.reason), in `lang` by the catalog's patterns; English when
+    none matches."""
+    if _catalog(lang) is None:
+        return english
+    return _by_pattern(english, _reason_text_patterns(lang), lang) or english
+
+
+def has_reason_text(english: str, lang: str) -> bool:
+    return _catalog(lang) is None or any(p.fullmatch(english) for p, _ in _reason_text_patterns(lang))
+
+
+def has_label(key: str) -> bool:
+    return key in en.LABELS
+
+
+def hint(source: str, what: str, english: str, lang: str) -> str:
+    """A reader's hint for how a user of `source` gets `what` (samples, config, live) into a run
+    (collectors.sources.missing_hint), in `lang` where the catalog has it."""
+    cat = _catalog(lang)
+    return cat.HINTS.get((source, what), english) if cat else english
+
+
+def label(key: str, lang: str, /, **values: Any) -> str:
     """A label around the findings ("check first", "steps 3-9"), filled with `values`."""
     cat = _catalog(lang)
     text = (cat.LABELS if cat else en.LABELS).get(key) or en.LABELS[key]
@@ -167,7 +219,20 @@ def localise_answer(a: Any, lang: str) -> Any:
     if _catalog(lang) is None:
         return a
     return replace(a, question=question(a.number, a.question, lang),
-                   answer=label("unknown", lang) if a.answer == UNKNOWN else a.answer)
+                   answer=label("unknown", lang) if a.answer == UNKNOWN else answer_text(a.answer, lang))
+
+
+@cache
+def _answer_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p), t) for p, t in _catalog(lang).ANSWERS)
+
+
+def answer_text(english: str, lang: str) -> str:
+    """An answer to a configuration question in `lang`, by the catalog's patterns (config keys and values
+    carried over); English when none matches."""
+    if _catalog(lang) is None:
+        return english
+    return _by_pattern(english, _answer_patterns(lang), lang) or english
 
 
 def localise(diagnosis: Any, lang: str) -> Any:
