@@ -313,6 +313,27 @@ def test_a_metric_never_computed_is_not_a_divergence(tmp_path):
     assert "policy/kl_ref: 3 NaN/inf value(s), first at step 0" in [e.text for e in f.evidence]
 
 
+def test_the_same_answer_whatever_the_prompt_is_mode_collapse(tmp_path):
+    s = healthy_series(30)
+    rows = []
+    for step in range(25, 30):
+        for g in range(8):  # 8 prompts x 4 responses; 7 of the 8 prompts get "positive" on every response
+            for k in range(4):
+                text = "positive" if g < 7 else ["negative", "neutral", "positive", "negative"][k]
+                rows.append({"step": step, "group": g, "sample": k, "prompt": f"review {g}", "completion": text,
+                             "reward": float(g % 2)})
+    # 29 of 32 responses (0.906) are "positive", over 8 prompts: at or above 4 in 5 over at least 4 prompts
+    f = by_rule(diagnose(write(tmp_path, s, samples=pd.DataFrame(rows), name="one_class")), "low_diversity")
+    assert any(e.text.startswith("90.6% of a step's responses are one text, whatever the prompt: 'positive' "
+                                 "answered 8 different prompts") for e in f.evidence), [e.text for e in f.evidence]
+    # each prompt with its own answer (the groups still tie): no such evidence
+    for r in rows:
+        r["completion"] = f"answer {r['group']}"
+    d = diagnose(write(tmp_path, s, samples=pd.DataFrame(rows), name="per_prompt"))
+    texts = [e.text for f in d.findings for e in f.evidence]
+    assert not any("whatever the prompt" in t for t in texts)
+
+
 def samples_for(rewards_by_answer: dict[str, float], steps=range(3)) -> pd.DataFrame:
     rows = []
     for step in steps:
@@ -467,6 +488,22 @@ def test_cli_watch_prints_new_findings_once_and_stops_on_a_finished_run(tmp_path
     assert diagnose_main([str(tmp_path / "bad"), "--watch", "--interval", "0.01"]) == 0
     out = capsys.readouterr().out
     assert out.count("new finding") == 1 and "NaN/inf" in out
+
+
+def test_group_rules_apply_only_to_group_baseline_estimators(tmp_path):
+    s = healthy_series(30)
+    # verl PPO with a GAE critic: one response per prompt, and verl's config still carries norm_adv_by_std_in_grpo
+    ppo = {"algorithm.adv_estimator": "gae", "actor_rollout_ref.rollout.n": 1,
+           "algorithm.norm_adv_by_std_in_grpo": True}
+    d = diagnose(write(tmp_path, s, config=ppo, name="gae"))
+    assert not {"small_group", "config_small_group_adv"} & {f.rule_id for f in d.findings}
+    why = {n.rule_id: n.reason for n in d.not_judged}
+    assert why["small_group"] == ("algorithm.adv_estimator = gae has no group baseline: group statistics do "
+                                  "not apply")
+    # the same config under GRPO with n = 2 is a group of two
+    d = diagnose(write(tmp_path, s, config=dict(ppo, **{"algorithm.adv_estimator": "grpo",
+                                                        "actor_rollout_ref.rollout.n": 2}), name="grpo2"))
+    assert {"small_group", "config_small_group_adv"} <= fired(d)
 
 
 # OpenRLHF's argparse names (openrlhf/cli/train_ppo_ray.py), as its wandb logger stores them: flat, top level.

@@ -201,6 +201,27 @@ def same_score_side(d: RunData, mask: np.ndarray) -> str | None:
     return "all-pass" if level >= ALL_PASS else "all-fail" if level <= ALL_FAIL else None
 
 
+# Advantage estimators by whether their baseline is the response's own group (the group mean, leave-one-out, the
+# group std): only then do group statistics (the group size, per-group std normalisation, tied groups) apply.
+# Names as each framework spells them: verl algorithm.adv_estimator, OpenRLHF advantage_estimator, our
+# algo.adv_mode; TRL's GRPOTrainer is always a group estimator and has no such key.
+ESTIMATOR_KEYS = ("algo.adv_mode", "adv_estimator", "advantage_estimator")
+GROUP_ESTIMATORS = frozenset({"group", "grpo", "rloo", "group_norm", "dr_grpo", "mean_only", "grpo_passk", "opo",
+                              "gpg", "reinforce_baseline", "reinforce_plus_plus_baseline", "reinforce_pp_baseline",
+                              "grpo_vectorized", "seq_mean_grpo"})
+NO_GROUP_ESTIMATORS = frozenset({"gae", "reinforce", "reinforce_plus_plus", "reinforce_pp", "remax", "batch"})
+
+
+def group_baseline(d: RunData) -> tuple[bool | None, str]:
+    """(True: a group-baseline estimator / False: not one / None: unknown, "key = value" or why)."""
+    hit = d.setting(*ESTIMATOR_KEYS)
+    if hit is None:
+        return None, "the config names no advantage estimator"
+    name = str(hit[1]).strip().lower()
+    said = f"{hit[0]} = {hit[1]}"
+    return (True, said) if name in GROUP_ESTIMATORS else (False, said) if name in NO_GROUP_ESTIMATORS else (None, said)
+
+
 BINARY_MIN_STEPS = 5  # steps with 0 < mean < 1 needed to recognise a binary reward from its moments
 BINARY_TOL = 0.02  # relative spread of std^2 / (p (1 - p)) across those steps
 

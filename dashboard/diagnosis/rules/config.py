@@ -7,6 +7,7 @@ in the CLI); these rules flag the combinations that are known to hurt.
 from __future__ import annotations
 
 from dashboard.diagnosis import checks as C
+from dashboard.diagnosis import facts
 from dashboard.diagnosis.build import evidence, finding
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
@@ -55,6 +56,9 @@ def config_kl_twice(d: RunData):
 
 @rule("config_small_group_adv", "group advantage with G < 4", "small_group", recheck_rows=RECHECK_LONG)
 def config_small_group_adv(d: RunData):
+    grouped, said = facts.group_baseline(d)
+    if grouped is False:
+        return NotJudged("config_small_group_adv", f"{said} has no group baseline: no per-group normalisation")
     g = group_size(d)
     mode = d.setting("algo.adv_mode", "scale_rewards", "norm_adv_by_std_in_grpo", "advantage_estimator")
     if g is None or mode is None:

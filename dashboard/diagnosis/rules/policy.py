@@ -21,6 +21,10 @@ LOW_TEMPERATURE = 0.5  # notes, section 7 row 1: a low temperature makes groups 
 # the first step on, the policy is nearly deterministic before any RL (an SFT'd policy): low diversity.
 ENTROPY_NEAR_ZERO = 0.1
 IDENTICAL_GROUPS = 0.5  # half the groups with every response the same text: no exploration
+# One text for most responses of a step, across different prompts: the policy answers the same whatever it is
+# asked (mode collapse; a classifier that answers one class to every input). Four in five responses over at least
+# four prompts: a task whose right answers share one text that often is one no model is trained on.
+SAME_ANSWER_SHARE, SAME_ANSWER_PROMPTS = 0.8, 4
 
 
 @rule("entropy_collapse", "entropy collapses fast", "entropy_collapse")
@@ -95,6 +99,36 @@ def same_text_share(step: np.ndarray, group: np.ndarray, text_code: np.ndarray,
     return float(np.count_nonzero(per_group == 1) / counted), counted
 
 
+def same_answer_everywhere(d: RunData, last_steps: int = 20) -> tuple[float, int, str, int] | None:
+    """(median over the last steps of the share of a step's responses that are its most common text, the number
+    of prompts that text answered at the last such step, the text, steps counted); None without step, prompt and
+    completion texts. Steps with fewer than SAME_ANSWER_PROMPTS prompts are not counted."""
+    s = d.sample_columns("step", "prompt", "completion")
+    if s is None or not all(c in s for c in ("step", "prompt", "completion")):
+        return None
+    step, prompt, text = s["step"], s["prompt"], s["completion"]
+    ok = ~(pd.isna(step) | pd.isna(prompt) | pd.isna(text))
+    if not ok.any():
+        return None
+    step, prompt, text = step[ok], prompt[ok], text[ok]
+    steps, step_code = np.unique(step, return_inverse=True)
+    keep = step_code >= len(steps) - last_steps
+    step_code, prompt_code = step_code[keep], pd.factorize(prompt[keep])[0]
+    text_code, texts = pd.factorize(text[keep])
+    shares, last = [], None
+    for k in np.unique(step_code):
+        at = step_code == k
+        if len(np.unique(prompt_code[at])) < SAME_ANSWER_PROMPTS:
+            continue
+        counts = np.bincount(text_code[at])
+        top = int(np.argmax(counts))
+        shares.append(counts[top] / at.sum())
+        last = (len(np.unique(prompt_code[at][text_code[at] == top])), str(texts[top]))
+    if not shares:
+        return None
+    return float(np.median(shares)), last[0], last[1], len(shares)
+
+
 @rule("low_diversity", "low entropy / low temperature: little in-group diversity", "low_diversity", recheck_rows=RECHECK_LONG)
 def low_diversity(d: RunData):
     t = d.number("rollout.temperature", "temperature")
@@ -116,6 +150,11 @@ def low_diversity(d: RunData):
     if ident is not None and ident[0] > IDENTICAL_GROUPS:
         ev.append(evidence("samples", ident[0], IDENTICAL_GROUPS, f"over {ident[1]} groups of the last steps",
                            f"{fmt(100 * ident[0])}% of groups answered with one identical text"))
+    same = same_answer_everywhere(d)
+    if same is not None and same[0] >= SAME_ANSWER_SHARE and same[1] >= SAME_ANSWER_PROMPTS:
+        ev.append(evidence("samples", same[0], SAME_ANSWER_SHARE, f"median over the last {same[3]} steps with samples",
+                           f"{fmt(100 * same[0])}% of a step's responses are one text, whatever the prompt: "
+                           f"{same[2][:80]!r} answered {same[1]} different prompts at the last step (mode collapse)"))
     if not ev:
         return []
     for name in ("groups/zero_std_frac", "policy/entropy")[:2 - any(e.metric == "policy/entropy" for e in ev)]:

@@ -281,6 +281,9 @@ def group_size(d: RunData) -> tuple[str, float] | None:
 
 @rule("small_group", "group too small: a single outlier dominates", "small_group", recheck_rows=RECHECK_LONG)
 def small_group(d: RunData):
+    grouped, said = facts.group_baseline(d)
+    if grouped is False:
+        return NotJudged("small_group", f"{said} has no group baseline: group statistics do not apply")
     g = group_size(d)
     if g is None:
         return NotJudged("small_group", "neither the config nor the samples give the group size")
