@@ -37,7 +37,7 @@ if not CHROMIUM.exists():
                 f"and CI ({REQUIRE_ENV}=1 makes this a failure)", allow_module_level=True)
 if not REQUIRED:
     pytest.importorskip("playwright.sync_api", reason="the playwright package (dev extra) is not installed")
-from playwright import sync_api  # noqa: E402 - under make test a missing playwright fails here
+from playwright import sync_api  # under make test a missing playwright fails here
 
 
 def free_port() -> int:
@@ -109,6 +109,29 @@ def wait_rendered(pg, title: str) -> None:
     """Wait past Streamlit's skeleton: the page's own title element, then the app to stop running."""
     pg.get_by_test_id("stHeading").filter(has_text=title).first.wait_for(timeout=RENDER_TIMEOUT_MS)
     pg.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=RENDER_TIMEOUT_MS)
+
+
+LISTED_TIMEOUT_S = 120.0  # a ceiling for a loaded machine; the runs table's discovery cache lives 2 s
+
+
+def picked_key(pg) -> str:
+    """The run picker's shown label ("icon name · status · key"), or "" when the page has no picker yet."""
+    box = pg.get_by_test_id("stSelectbox")
+    return box.first.get_by_role("combobox").input_value() if box.count() else ""
+
+
+def open_when_listed(pg, url: str, title: str, key: str) -> None:
+    """Open `url` (a page with a run picker) once run `key`, written a moment ago, is listed: the runs table
+    caches discovery for 2 s (dashboard/data.py runs_table), so reload until the picker shows `key`, instead of
+    sleeping out the cache; AssertionError past LISTED_TIMEOUT_S."""
+    end = time.monotonic() + LISTED_TIMEOUT_S
+    while True:
+        pg.goto(url)
+        wait_rendered(pg, title)
+        if picked_key(pg).endswith(key):
+            return
+        assert time.monotonic() < end, f"{key} not listed within {LISTED_TIMEOUT_S:.0f} s: {picked_key(pg)!r}"
+        pg.wait_for_timeout(500)
 
 
 def live_step(pg) -> int | None:

@@ -75,7 +75,12 @@ def test_restart_into_the_same_folder_is_named(tmp_path):
     import time
 
     _write(tmp_path, 10).close()  # steps 0-9
-    time.sleep(1.1)  # event file names start with the creation second: the restart's file sorts after
+    # event file names start with the creation second (events.out.tfevents.<seconds>...): the restart's file must
+    # be born in a later second to sort after, so wait for the clock to pass the first file's second
+    (first_file,) = tmp_path.glob("events.out.tfevents.*")
+    born, deadline = int(first_file.name.split(".")[3]), time.monotonic() + 60
+    while int(time.time()) <= born and time.monotonic() < deadline:
+        time.sleep(0.05)
     w = SummaryWriter(log_dir=str(tmp_path))
     for s in range(5, 8):  # restarted from a checkpoint at step 5, with a changed reward
         w.add_scalar("train/reward", 9.0, s)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from browser_fixtures import (  # noqa: F401 - the fixtures are used by name
     RENDER_TIMEOUT_MS,
     browser,
     live_step,
+    open_when_listed,
     page,
     screenshot,
     server,
@@ -102,9 +104,7 @@ def test_live_page_shows_new_steps_without_reload(server, root, page):
     try:
         for i in range(3):
             writer.log_step(i, {"reward/mean": 0.1 * i})
-        time.sleep(2.5)  # the runs table caches discovery for 2 s
-        page.goto(server + "/live?run=root/live")
-        wait_rendered(page, "Live")
+        open_when_listed(page, server + "/live?run=root/live", "Live", "root/live")
         page.get_by_test_id("stMetric").filter(has_text="last step").first.wait_for(timeout=RENDER_TIMEOUT_MS)
         assert live_step(page) == 2
         loads = []
@@ -148,9 +148,7 @@ def test_live_page_shows_new_finding_without_reload(server, root, page):
     try:
         for i in range(3):
             writer.log_step(i, step_metrics(i, 0.5, 0.1, 0.0))
-        time.sleep(2.5)  # the runs table caches discovery for 2 s
-        page.goto(server + "/live?run=root/turns_bad")
-        wait_rendered(page, "Live")
+        open_when_listed(page, server + "/live?run=root/turns_bad", "Live", "root/turns_bad")
         page.get_by_test_id("stMetric").filter(has_text="last step").first.wait_for(timeout=RENDER_TIMEOUT_MS)
         assert title not in page.inner_text("body")
         loads = []
@@ -175,7 +173,7 @@ PAGES = {"": "Runs", "live": "Live", "checklist": "Checklist", "diagnosis": "Dia
 
 
 @pytest.fixture(scope="module")
-def payload_key(root):
+def payload_key(root, server, browser):
     w = RunWriter(root / PAYLOAD_FOLDER, name=PAYLOAD, handle_signals=False,
                   config={"algo.group_size": 4, "note": PAYLOAD, PAYLOADS[0]: PAYLOADS[3]})
     for i in range(12):
@@ -184,8 +182,13 @@ def payload_key(root):
                     "passed": bool(s % 2), "advantage": s - 1.5, "num_tokens": 5, "truncated": False,
                     "prompt": PAYLOAD, "completion": PAYLOAD} for s in range(4)])
     w.close(status="failed", error=PAYLOAD)
-    time.sleep(2.5)  # the runs table caches discovery for 2 s
-    return f"root/{PAYLOAD_FOLDER}"
+    key = f"root/{PAYLOAD_FOLDER}"
+    ctx = browser.new_context()
+    try:  # the tests below open the run at once: wait until the runs table lists it
+        open_when_listed(ctx.new_page(), f"{server}/live?run={quote(key, safe='')}", "Live", key)
+    finally:
+        ctx.close()
+    return key
 
 
 def _visit(pg, url: str, title: str, server: str) -> tuple[list[str], list[str]]:

@@ -14,6 +14,7 @@ from browser_fixtures import (  # noqa: F401 - the fixtures are used by name
     RENDER_TIMEOUT_MS,
     browser,
     live_step,
+    open_when_listed,
     page,
     screenshot,
     server,
@@ -65,9 +66,7 @@ def test_guard_findings_then_the_stop_appear_in_place(server, root, page, browse
         for step in range(10):
             writer.log_step(step, step_metrics(step, *HEALTHY))
             guard.on_step(step, step_metrics(step, *HEALTHY))
-        time.sleep(2.5)  # the runs table caches discovery for 2 s
-        page.goto(server + "/live?run=root/other")
-        wait_rendered(page, "Live")
+        open_when_listed(page, server + "/live?run=root/other", "Live", "root/other")  # and so root/guarded
         # the user picks the guarded run: the selection to keep when its status changes
         page.get_by_test_id("stSelectbox").first.get_by_role("button").click()
         page.get_by_role("option").filter(has_text="root/guarded").click()
