@@ -17,10 +17,9 @@ from typing import Any
 from collectors.version import version_flag
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.engine import Diagnosis, diagnose
-from dashboard.diagnosis.findings import SEVERITY_ORDER, Finding
+from dashboard.diagnosis.findings import SEVERITY_ORDER
 from dashboard.diagnosis.i18n import label
-
-MARK = {"critical": "[CRITICAL]", "warning": "[WARNING]", "info": "[info]"}
+from dashboard.diagnosis.terminal import format_finding
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -70,22 +69,6 @@ def open_launches(target: str, source: str | None = None) -> dict[str, Any]:
     # each launch is a target of its own: TARGET#LAUNCH (TensorBoard) or a run folder inside (wandb/)
     names = launches_of(target, source) or [target]
     return {name: open_any(name, source) for name in names}
-
-
-def format_finding(f: Finding, lang: str = "en") -> str:
-    """A finding as text; `f` already in `lang` (i18n.localise_finding), the labels around it put in here."""
-    span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
-        "whole_run", lang)
-    mark = MARK[f.severity] if lang == "en" else f"[{label(f.severity, lang)}]"
-    sep = label("sep", lang)
-    lines = [f"{mark} {f.title}  ({f.rule_id}, {span})", f"    {label('symptom', lang)}{sep}{f.symptom}"]
-    lines += [f"    {label('evidence', lang)}{sep}{e.text}" for e in f.evidence]
-    lines.append(f"    {label('check_first', lang)}{sep.rstrip()}")
-    lines += [f"      {i}. {c.what}{sep}{c.how}" for i, c in enumerate(f.checks, start=1)]
-    for ex in f.examples[:3]:
-        text = ", ".join(f"{k}={v!r}" for k, v in ex.items())
-        lines.append(f"    {label('example', lang)}{sep}{text}")
-    return "\n".join(lines)
 
 
 def format_text(name: str, d: Diagnosis, verbose: bool, lang: str = "en") -> str:

@@ -1,0 +1,25 @@
+"""Findings as plain text for a terminal: what `grpo-diagnose` prints and what `--watch` prints as findings
+arrive. Below both CLIs (cli.py, guard/watch_cli.py), so neither imports the other for it."""
+
+from __future__ import annotations
+
+from dashboard.diagnosis.findings import Finding
+from dashboard.diagnosis.i18n import label
+
+MARK = {"critical": "[CRITICAL]", "warning": "[WARNING]", "info": "[info]"}
+
+
+def format_finding(f: Finding, lang: str = "en") -> str:
+    """A finding as text; `f` already in `lang` (i18n.localise_finding), the labels around it put in here."""
+    span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
+        "whole_run", lang)
+    mark = MARK[f.severity] if lang == "en" else f"[{label(f.severity, lang)}]"
+    sep = label("sep", lang)
+    lines = [f"{mark} {f.title}  ({f.rule_id}, {span})", f"    {label('symptom', lang)}{sep}{f.symptom}"]
+    lines += [f"    {label('evidence', lang)}{sep}{e.text}" for e in f.evidence]
+    lines.append(f"    {label('check_first', lang)}{sep.rstrip()}")
+    lines += [f"      {i}. {c.what}{sep}{c.how}" for i, c in enumerate(f.checks, start=1)]
+    for ex in f.examples[:3]:
+        text = ", ".join(f"{k}={v!r}" for k, v in ex.items())
+        lines.append(f"    {label('example', lang)}{sep}{text}")
+    return "\n".join(lines)
