@@ -1,6 +1,6 @@
 """grpo-import: convert a foreign run (TRL, verl, TensorBoard, wandb, JSONL/CSV) into our run format.
 
-    grpo-import SOURCE --to RUN_DIR [--format NAME] [--map theirs=ours ...]
+    grpo-import SOURCE --to RUN_DIR [--format NAME] [--map THEIRS=OURS ...]
 
 Exit 0 on success, 2 on bad input (one line on stderr naming the file). What a reader skipped or repaired
 is printed as warnings and recorded in the new run's notes, so the converted run says where it came from.
@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 from collectors.meta import RUN_JSON, RunError
-from collectors.readers.keymap import parse_overrides
-from collectors.readers.synonyms import set_user_map
+from collectors.readers.synonyms import add_map_option, parse_args_with_map, parse_map, set_user_map
 from collectors.sources import SOURCES, _load_readers, open_run, split_launch
 from collectors.store.writer import RunWriter
 from collectors.version import version_flag
@@ -27,9 +26,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--to", required=True, help="run folder to create (must not hold a run yet)")
     ap.add_argument("--format", "--source", dest="format", default=None,
                     help="reader name (trl, verl, generic, kvtext, trl-console, ...); detected from the files when omitted")
-    ap.add_argument("--map", nargs="*", default=[], metavar="THEIRS=OURS", help="rename metrics")
+    add_map_option(ap)  # the syntax grpo-diagnose takes: one pair per --map, repeated
     ap.add_argument("--version", **version_flag("grpo-import"))
-    return ap.parse_args(argv)
+    return parse_args_with_map(ap, argv)
 
 
 def _open(args: argparse.Namespace, mapping: dict[str, str]):
@@ -44,6 +43,10 @@ def _open(args: argparse.Namespace, mapping: dict[str, str]):
 
 def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
     """Read the source and write it to args.to; return (run dir, steps written, warnings)."""
+    try:
+        mapping = parse_map(args.map, [args.source])
+    except ValueError as e:
+        raise RunError(str(e)) from None
     src = Path(split_launch(args.source)[0])  # one launch of a folder holding several: FOLDER#LAUNCH
     if "://" not in args.source and not src.exists():  # a URI (wandb://...) is checked by its reader
         raise RunError(f"{src}: no such file or folder")
@@ -53,10 +56,6 @@ def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
     _load_readers()
     if args.format is not None and args.format not in SOURCES:
         raise RunError(f"--format {args.format!r}: unknown; known: {', '.join(sorted(SOURCES))}")
-    try:
-        mapping = parse_overrides(args.map)
-    except ValueError as e:
-        raise RunError(str(e)) from None
     run = _open(args, mapping)
     metrics = run.metrics.rename(columns=mapping)
     warnings = [str(p) for p in run.problems]

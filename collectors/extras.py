@@ -26,8 +26,16 @@ class MissingExtra(RunError, ImportError):
     """A RunError (callers print one line) that is also an ImportError (code that tries an import sees one)."""
 
 
+# what to install before an extra where pip alone would choose badly: torch from PyPI is the CUDA build (GBs of
+# CUDA libraries); without a GPU, the CPU build from PyTorch's own index (scripts/install_torch.sh does the same
+# in a checkout; a wheel has no scripts/)
+CPU_TORCH = "pip install 'torch>=2.2,<3' --index-url https://download.pytorch.org/whl/cpu"
+FIRST: dict[str, str] = {"train": f"on a machine without a GPU, first the CPU build of torch: {CPU_TORCH}"}
+
+
 def install_hint(extra: str) -> str:
-    return f"pip install 'grposcope[{extra}]'"
+    hint = f"pip install 'grposcope[{extra}]'"
+    return f"{hint} ({FIRST[extra]})" if extra in FIRST else hint
 
 
 def require(module: str, extra: str, what: str) -> ModuleType:

@@ -112,7 +112,7 @@ def open_run(target: str | Path, source: str | None = None) -> Run:
                        f"{LAUNCH_SEP!r})")
     launches = launches_of(target, src.name)
     if source is not None and not launches and src.launches is not None and Path(split_launch(target)[0]).is_dir() \
-            and not src.detect(str(target)):
+            and not src.detect(split_launch(target)[0]):
         # a reader named for a folder in which it finds nothing would open an empty run and diagnose 0 steps
         raise RunError(f"{target}: the {src.name} reader finds nothing to read in this folder")
     if len(launches) > 1:

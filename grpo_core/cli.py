@@ -131,22 +131,22 @@ def report(result, seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if "--list-scenarios" in argv:  # a list of names and words: no torch needed, so none imported
+        from grpo_core.scenarios import describe
+
+        print(f"scenarios (grpo-train --scenario NAME):\n{describe()}")
+        return 0
     try:
         require("torch", "train", "training")
     except MissingExtra as e:  # the base install reads and diagnoses runs; --version and --help still answer
-        make_parser().parse_known_args(sys.argv[1:] if argv is None else argv)
+        make_parser().parse_known_args(argv)
         print(f"grpo-train: {e}", file=sys.stderr)
         return 2
     from grpo_core.train import train
 
     try:
-        if argv is None:
-            argv = sys.argv[1:]
-        if "--list-scenarios" in argv:
-            from grpo_core.scenarios import describe
-
-            print(f"scenarios (grpo-train --scenario NAME):\n{describe()}")
-            return 0
         cfg, args = resolve(argv)
         if args.print_config:
             print("\n".join(f"{k} = {v!r}" for k, v in to_dict(cfg).items()))

@@ -43,7 +43,8 @@ def test_import_csv_with_map(tmp_path):
     (["{tmp}/missing", "--to", "{tmp}/r"], "missing: no such file or folder"),
     (["{tmp}/empty", "--to", "{tmp}/r"], "empty: no reader recognises this"),
     (["{tmp}/log.csv", "--to", "{tmp}/r", "--format", "nope"], "--format 'nope': unknown"),
-    (["{tmp}/log.csv", "--to", "{tmp}/r", "--map", "bad"], "--map 'bad': expected theirs=ours"),
+    (["{tmp}/log.csv", "--to", "{tmp}/r", "--map", "bad"], "--map 'bad': expected THEIRS=OURS"),
+    (["{tmp}/log.csv", "--to", "{tmp}/r", "--map", "a=b,c=d"], "--map 'a=b,c=d': one THEIRS=OURS per --map"),
     (["{tmp}/bad.jsonl", "--to", "{tmp}/r", "--format", "generic"], "bad.jsonl: nothing readable"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv, message):
@@ -117,7 +118,7 @@ def test_import_takes_source_and_map_for_a_key_value_log(tmp_path):
     src.write_text("".join(f"iter {s}: Score: {s / 10}, Policy Loss: 0.5, Resp Len: {100 + s}\n" for s in range(1, 4)))
     to = tmp_path / "run"
     assert main([str(src), "--to", str(to), "--source", "kvtext", "--map", "Score=reward/mean",
-                 "Resp Len=completions/len_mean"]) == 0
+                 "--map", "Resp Len=completions/len_mean"]) == 0
     m = load_run(to).metrics
     assert list(m["reward/mean"]) == [0.1, 0.2, 0.3] and list(m["completions/len_mean"]) == [101, 102, 103]
     assert list(m["loss/policy"]) == [0.5] * 3

@@ -110,6 +110,54 @@ def normalise(key: str) -> str:
     return _SEP_RE.sub("_", key.strip()).lower()
 
 
+# -- the --map option, one syntax for grpo-import and grpo-diagnose (and grpo-dash's: one pair per --map) ----
+MAP_METAVAR = "THEIRS=OURS"
+MAP_HELP = ("rename a logged metric (text logs) to a canonical name, e.g. --map acc=reward/pass_rate; one pair "
+            "per --map, repeated for several")
+
+
+def add_map_option(parser) -> None:
+    """`--map THEIRS=OURS`, repeatable, on an argparse parser; read it with `parse_map`."""
+    parser.add_argument("--map", action="append", default=[], metavar=MAP_METAVAR, help=MAP_HELP)
+
+
+def parse_args_with_map(parser, argv: list[str] | None):
+    """parser.parse_args(argv), except that a word it does not take which looks like a --map pair (`--map a=b
+    c=d` after the positional arguments) exits 2 with parse_map's line on how --map takes several."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        try:
+            parse_map([], extra)
+        except ValueError as e:
+            parser.exit(2, f"{parser.prog}: {e}\n")
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def parse_map(pairs: Iterable[str], others: Iterable[str] = ()) -> dict[str, str]:
+    """The pairs of repeated `--map THEIRS=OURS` options -> {theirs: ours}; ValueError in one line otherwise.
+
+    `others`: the command's other words (its positional arguments). One that looks like a pair and names no
+    file was meant for --map (`--map a=b c=d`, as grpo-import once took it): the error says to repeat --map
+    rather than that no reader opens `c=d`.
+    """
+    import os
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        theirs, sep, ours = pair.partition("=")
+        if "," in pair and sep:
+            raise ValueError(f"--map {pair!r}: one {MAP_METAVAR} per --map; repeat --map for several")
+        if not sep or not theirs.strip() or not ours.strip():
+            raise ValueError(f"--map {pair!r}: expected {MAP_METAVAR} (e.g. --map acc=reward/pass_rate)")
+        out[theirs] = ours
+    strays = [w for w in others if "=" in w and "://" not in w and not os.path.exists(w)]
+    if strays:
+        raise ValueError(f"{strays[0]!r} looks like a --map pair: one {MAP_METAVAR} per --map, repeated for several "
+                         f"(--map {strays[0]})")
+    return out
+
+
 def set_user_map(mapping: Mapping[str, str]) -> None:
     """The `--map` of a CLI, for every text reader opened in this process."""
     _user_map.clear()

@@ -14,6 +14,7 @@ import os
 import sys
 from typing import Any
 
+from collectors.readers.synonyms import add_map_option, parse_args_with_map, parse_map, set_user_map
 from collectors.version import version_flag
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.engine import Diagnosis, diagnose
@@ -21,10 +22,18 @@ from dashboard.diagnosis.findings import SEVERITY_ORDER
 from dashboard.diagnosis.i18n import label
 from dashboard.diagnosis.terminal import format_finding
 
+EXIT_CODES = """exit status:
+  0  every run was read (whatever it found)
+  1  --fail-on was given and a finding of that severity or worse was found
+  2  a RUN could not be read, or a bad argument (the readable runs are still diagnosed)
+  3  every run was read, but one cannot be judged yet (no rows, or too few points; its verdict says why)
+  when several apply, 2 wins over 1, and 1 over 3"""
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="grpo-diagnose", description="Diagnose GRPO runs: symptoms mapped to the "
-                                "checks to make first, with evidence from the metrics and samples.")
+                                "checks to make first, with evidence from the metrics and samples.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXIT_CODES)
     p.add_argument("runs", nargs="+", metavar="RUN", help="run folder (ours, TRL, verl, TensorBoard, wandb, ...) "
                    "or a wandb://entity/project/run URI")
     p.add_argument("--format", choices=("text", "json", "markdown", "html"), default="text",
@@ -47,10 +56,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="language of the findings (en, zh: the notes' Chinese); default: from the locale (LANG)")
     p.add_argument("--source", default=None, metavar="NAME",
                    help="read every RUN with this reader (trl, verl, generic, kvtext, trl-console, ...); default: detected")
-    p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS",
-                   help="rename a logged metric to a canonical name (text logs); repeat for several")
+    add_map_option(p)  # grpo-import's --map: one syntax, one parser (parse_map)
     p.add_argument("--version", **version_flag("grpo-diagnose"))
-    args = p.parse_args(argv)
+    args = parse_args_with_map(p, argv)
     args.lang = args.lang or i18n.default_lang()
     return args
 
@@ -100,12 +108,9 @@ def reader_notes(run: Any) -> list[str]:
     return [str(p) for p in getattr(run, "problems", [])] + list(getattr(getattr(run, "meta", None), "notes", []))
 
 
-def user_map(pairs: list[str]) -> None:
-    """Hand `--map` to the text readers (imported late so --help stays fast); raises ValueError on a bad pair."""
-    from collectors.readers.keymap import parse_overrides
-    from collectors.readers.synonyms import set_user_map
-
-    set_user_map(parse_overrides(pairs))
+def user_map(pairs: list[str], runs: list[str] = ()) -> None:
+    """Hand `--map` to the text readers; raises ValueError on a bad pair (parse_map, grpo-import's parser)."""
+    set_user_map(parse_map(pairs, runs))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,7 +125,7 @@ def _main(argv: list[str] | None) -> int:
     args = parse_args(argv)
     if args.map:
         try:
-            user_map(args.map)
+            user_map(args.map, args.runs)
         except ValueError as e:
             print(f"grpo-diagnose: {e}", file=sys.stderr)
             return 2
