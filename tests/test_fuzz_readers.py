@@ -2,7 +2,8 @@
 the file named in one line; never another exception, never a hang, never a jump in memory.
 
 The sources come from the registry, so a new reader is fuzzed as soon as it registers; a reader that no
-seed file exercises fails here (add a seed to tests/fuzz/seeds.py) unless the real runs are absent.
+seed file exercises fails here (add a seed to tests/fuzz/seeds.py), with or without the real runs: every reader
+of files has seeds the project makes itself (its sample runs and TRL corpus, files written by the libraries).
 CI runs GRPOSCOPE_FUZZ_CASES cases per reader (300 by default) with records of 2,000 keys instead of 20,000
 (the diagnosis of a 20,000-column run takes seconds); `make fuzz` runs 10,000 with the full width.
 """
@@ -15,7 +16,7 @@ import pytest
 from fuzz import mutators
 from fuzz.harness import fuzz_source, report
 from fuzz.mutators import DEEP, MUTATORS, mutate
-from fuzz.seeds import NO_FILES, REAL_RUNS, default_roots, find_seeds
+from fuzz.seeds import NO_FILES, SAMPLE_RUNS, TRL_CORPUS, default_roots, find_seeds, make_generated
 
 from collectors import sources
 
@@ -36,9 +37,7 @@ def test_reader_survives_mutated_files(source, seeds, tmp_path):
     if source in NO_FILES:
         pytest.skip(NO_FILES[source])
     if not seeds.get(source):
-        if not REAL_RUNS.is_dir():
-            pytest.skip(f"no seed for {source} without ../shared/fixtures/real-runs/")
-        pytest.fail(f"no seed file is recognised by {source!r}: add one to tests/fuzz/seeds.py")
+        pytest.fail(f"no seed file is recognised by {source!r}: add one the project makes to tests/fuzz/seeds.py")
     tally = fuzz_source(source, seeds[source], CASES, tmp_path)
     assert tally.failures == 0, report(tally)
     assert tally.counts["opened"] + tally.counts["refused"] == CASES
@@ -46,6 +45,13 @@ def test_reader_survives_mutated_files(source, seeds, tmp_path):
 
 def test_readers_load_for_fuzzing():
     assert sources.reader_problems() == []
+
+
+def test_every_reader_of_files_has_a_seed_the_project_makes(tmp_path):
+    """Without ../shared (the real runs), the sample runs, the TRL corpus and the files made by the libraries seed
+    every reader that reads a file."""
+    made = find_seeds([SAMPLE_RUNS, TRL_CORPUS, make_generated(tmp_path)])
+    assert [s for s in SOURCE_NAMES if s not in NO_FILES and not made.get(s)] == []
 
 
 def test_mutations_are_reproducible_and_each_changes_the_file():

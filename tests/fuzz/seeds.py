@@ -1,25 +1,32 @@
 """Valid files to mutate, for every registered source, found by asking the registry itself.
 
-Seeds come from the project's sample runs, from the real published runs in ../shared/fixtures/real-runs/
-(when present; read in place, copied only into a temporary folder per case), and from a few files made here
-by the libraries that write them in practice (pandas' CSV, verl's file-logger JSONL written with json, as
-verl does). A new reader is held to the fuzzing as soon as it registers: every candidate is offered to every
-source's `detect`.
+Seeds come from the project's sample runs, its TRL corpus (tests/fixtures/trl_corpus: TRL's GRPOTrainer wrote
+them), the real published runs in ../shared/fixtures/real-runs/ (when present; read in place, copied only into a
+temporary folder per case), and files made here by the libraries that write them in practice: pandas' CSV, verl's
+file-logger JSONL (written as verl's FileLogger does), a TensorBoard event file from torch's SummaryWriter, a wandb
+offline run written by wandb itself, a Trainer console from transformers' ProgressCallback, and a custom trainer's
+`name: value` log. So every reader that reads a file has seeds without ../shared. A new reader is held to the
+fuzzing as soon as it registers: every candidate is offered to every source's `detect`.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from collectors import sources
-from collectors.readers.keymap import VERL
+from collectors.readers.keymap import OPENRLHF, TRL, VERL
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_RUNS = REPO / "sample_runs"
+TRL_CORPUS = REPO / "tests" / "fixtures" / "trl_corpus"
 REAL_RUNS = REPO.parent / "shared" / "fixtures" / "real-runs"
 # Sources that read no file of their own; each says why it is not fuzzed here.
 NO_FILES = {"wandb-online": "reads a wandb:// URI through the W&B API; no file to mutate"}
@@ -48,6 +55,14 @@ def make_generated(folder: Path) -> Path:
             for r in rows.to_dict("records"):
                 f.write(json.dumps({"input": r["prompt"], "output": r["completion"], "score": r["reward"],
                                     "step": int(step)}) + "\n")
+    theirs_trl = {ours: mine for mine, ours in TRL.items()}
+    trl_rows = [{theirs_trl.get(k, k): v for k, v in row.items() if k != "step" and _finite(v)}
+                for row in metrics.to_dict("records")]
+    _tensorboard(folder / "tensorboard", trl_rows)
+    _wandb_offline(folder / "wandb", trl_rows)
+    _trainer_console(folder / "trl_console", trl_rows)
+    _custom_log(folder / "custom_log", metrics)
+    _openrlhf_console(folder / "openrlhf_console", metrics)
     trl_state = REAL_RUNS / "trl_trading_agent" / "trainer_state.json"
     if trl_state.is_file():  # TRL's output folder with log_completions: completions/*.parquet written by pandas
         trl_dir = folder / "trl_completions"
@@ -58,6 +73,117 @@ def make_generated(folder: Path) -> Path:
                           "accuracy_reward": rows["reward"], "advantage": rows["advantage"]}).to_parquet(
                 trl_dir / "completions" / f"completions_{int(step) + 1:05d}.parquet")
     return folder
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def _run_script(script: str, *args: str, cwd: Path, out: Path | None = None) -> None:
+    """`script` in a fresh interpreter (a library's own process, as a training script's), its stdout and stderr
+    into `out` (a console redirected to a file) or discarded; a failure raises with the end of its output."""
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true", "HOME": str(cwd),
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    sink = out.open("wb") if out else subprocess.DEVNULL
+    try:
+        proc = subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, env=env, stdout=sink,
+                              stderr=subprocess.STDOUT if out else subprocess.PIPE, timeout=300, check=False)
+    finally:
+        if out:
+            sink.close()
+    tail = out.read_text(errors="replace")[-2000:] if out else proc.stderr.decode(errors="replace")[-2000:]
+    assert proc.returncode == 0, f"seed script failed: {tail}"
+
+
+def _tensorboard(folder: Path, rows: list[dict]) -> None:
+    """An event file as transformers' TensorBoardCallback writes one: torch's SummaryWriter, `train/<key>` tags."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(log_dir=str(folder))
+    for step, row in enumerate(rows, start=1):
+        for k, v in row.items():
+            w.add_scalar(f"train/{k}", v, step)
+    w.close()
+
+
+WANDB_SCRIPT = """
+import json, sys, wandb
+rows = json.loads(open(sys.argv[1]).read())
+run = wandb.init(project="seed", name="seed", dir=sys.argv[2], config={"learning_rate": 5e-4, "num_generations": 8})
+for step, row in enumerate(rows, start=1):
+    wandb.log({f"train/{k}": v for k, v in row.items()}, step=step)
+run.finish()
+"""
+
+
+def _wandb_offline(folder: Path, rows: list[dict]) -> None:
+    """A wandb offline run (wandb/offline-run-*/run-*.wandb) written by wandb itself, as TRL's WandbCallback logs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rows.json").write_text(json.dumps(rows))
+    _run_script(WANDB_SCRIPT, str(folder / "rows.json"), str(folder), cwd=folder)
+    (folder / "rows.json").unlink()
+    (folder / "wandb" / "latest-run").unlink(missing_ok=True)  # a link to the run folder: seed the folder once
+
+
+CONSOLE_SCRIPT = """
+import json, sys
+from transformers import TrainerControl, TrainerState, TrainingArguments
+from transformers.trainer_callback import ProgressCallback
+rows = json.loads(open(sys.argv[1]).read())
+args = TrainingArguments(output_dir=sys.argv[2], logging_steps=1, report_to=[])
+print(args, flush=True)  # scripts print their config; the reader can take logging_steps from it
+state, control, bar = TrainerState(max_steps=len(rows)), TrainerControl(), ProgressCallback()
+bar.on_train_begin(args, state, control)
+for step, row in enumerate(rows, start=1):
+    state.global_step = step
+    bar.on_step_end(args, state, control)
+    bar.on_log(args, state, control, logs=row)
+bar.on_train_end(args, state, control)
+"""
+
+
+def _trainer_console(folder: Path, rows: list[dict]) -> None:
+    """A Trainer's console (`python train.py > train.log 2>&1`): transformers' ProgressCallback draws the tqdm bar
+    and writes each log dict with tqdm.write, as in a TRL run; the TrainerState is driven step by step."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rows.json").write_text(json.dumps(rows))
+    _run_script(CONSOLE_SCRIPT, str(folder / "rows.json"), str(folder / "out"), cwd=folder, out=folder / "train.log")
+    (folder / "rows.json").unlink()
+    shutil.rmtree(folder / "out", ignore_errors=True)
+
+
+def _custom_log(folder: Path, metrics: pd.DataFrame) -> None:
+    """A custom trainer's console: one `Name: value` line a step, between other prints (the kvtext reader's form)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["loading model ...", "starting training"]
+    for row in metrics.to_dict("records"):
+        lines.append(f"Step {int(row['step'])}/{len(metrics)} | Reward: {row['reward/mean']:.4f}, "
+                     f"KL_ref: {row['policy/kl_ref']:.4f}, Entropy: {row['policy/entropy']:.4f}, "
+                     f"Avg Response Len: {row['completions/len_mean']:.2f}")
+    (folder / "train.log").write_text("\n".join(lines) + "\n")
+
+
+def _openrlhf_console(folder: Path, metrics: pd.DataFrame) -> None:
+    """OpenRLHF's console: PPOTrainer.fit logs `✨ Global step N: {status}` after each step through its logger
+    (openrlhf/utils/logging_utils.py: "%(levelname)s %(asctime)s %(filename)s:%(lineno)d] %(message)s", dates as
+    "%m-%d %H:%M:%S"), written here by Python's logging with that format; Ray prefixes the actor."""
+    import logging
+
+    folder.mkdir(parents=True, exist_ok=True)
+    theirs = {ours: mine for mine, ours in OPENRLHF.items()}
+    handler = logging.FileHandler(folder / "train.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("(PPOTrainer pid=4242) %(levelname)s %(asctime)s %(filename)s:%(lineno)d]"
+                                           " %(message)s", "%m-%d %H:%M:%S"))
+    log = logging.getLogger("grposcope.fuzz.openrlhf_seed")
+    log.propagate, log.level = False, logging.INFO
+    log.addHandler(handler)
+    try:
+        for row in metrics.to_dict("records"):
+            status = {theirs.get(k, k): float(v) for k, v in row.items() if k != "step" and _finite(v)}
+            log.info(f"✨ Global step {int(row['step']) + 1}: {status}")
+    finally:
+        log.removeHandler(handler)
+        handler.close()
 
 
 def _size(path: Path) -> int:
@@ -100,7 +226,7 @@ def _varied(paths: list[Path]) -> list[Path]:
     paths = sorted([p for p in paths if _size(p) <= MAX_SEED_BYTES] or paths, key=lambda p: (_size(p), str(p)))
     shapes: dict[tuple, Path] = {}
     for p in paths:
-        root = next((r for r in (SAMPLE_RUNS, REAL_RUNS) if p.is_relative_to(r)), None)
+        root = next((r for r in (SAMPLE_RUNS, TRL_CORPUS, REAL_RUNS) if p.is_relative_to(r)), None)
         shapes.setdefault((root, p.is_dir(), p.suffix), p)
     return list(shapes.values())[:SEEDS_PER_SOURCE]
 
@@ -126,7 +252,7 @@ def make_heads(folder: Path, roots: list[Path]) -> Path:
 
 
 def default_roots(generated: Path) -> list[Path]:
-    return [SAMPLE_RUNS, REAL_RUNS, make_generated(generated), make_heads(generated / "heads", [REAL_RUNS])]
+    return [SAMPLE_RUNS, TRL_CORPUS, REAL_RUNS, make_generated(generated), make_heads(generated / "heads", [REAL_RUNS])]
 
 
 def copy_seed(seed: Path, dest: Path) -> Path:
