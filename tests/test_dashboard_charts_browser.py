@@ -1,0 +1,179 @@
+"""What a user reads first, checked in the browser (grpo-dash on sample_runs/, Debian's Chromium): the rendered
+SVG of the charts (axis ranges, legends, right-hand ticks, overlapping labels), cut table cells, the Samples
+page's "all groups", /runs, the Chinese pages with no English left but metric keys and names, and the HTML
+report opened offline. One server for the module; screenshots in tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from browser_fixtures import (  # noqa: F401 - fixtures are looked up by name
+    RENDER_TIMEOUT_MS,
+    browser,
+    page,
+    screenshot,
+    server,
+    wait_rendered,
+)
+
+from collectors import open_run
+from dashboard.charts import CHECKLIST
+
+REPO = Path(__file__).resolve().parents[1]
+RUN = "sample_runs/lr_too_high"  # explodes at step 1: evidence of a constant lr and of the step itself
+
+
+@pytest.fixture(scope="module")
+def root() -> Path:
+    return REPO / "sample_runs"
+
+
+@pytest.fixture(scope="module")
+def frame():
+    return open_run(str(REPO / RUN)).metrics
+
+
+SI = {"p": 1e-12, "n": 1e-9, "µ": 1e-6, "μ": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9}
+
+
+def number(text: str) -> float:
+    """A tick label as Plotly draws it ("−0.5", "1e−8", "0.5µ", "2k") as a number."""
+    t = text.strip().replace("\u2212", "-").replace(",", "")
+    scale = SI.get(t[-1:], 1.0)
+    return float(t[:-1] if scale != 1.0 else t) * scale
+
+
+CHARTS_JS = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(c => {
+  const ticks = {};
+  for (const g of c.querySelectorAll('g')) {
+    const m = /^(y\\d*)tick$/.exec(g.getAttribute('class') || '');
+    if (m) (ticks[m[1]] = ticks[m[1]] || []).push(
+      {text: g.textContent, x: g.getBoundingClientRect().x});
+  }
+  return {ytitle: [...c.querySelectorAll('.g-ytitle')].map(e => e.textContent).join('|'), ticks,
+          right: c.querySelector('.main-svg').getBoundingClientRect().right,
+          legends: [...c.querySelectorAll('g')].filter(g => /^legend\\d*$/.test(g.getAttribute('class') || ''))
+            .map(g => { const r = g.getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left}; }),
+          texts: [...c.querySelectorAll('.annotation-text, .legendtext, .gtitle')]
+            .map(e => { const r = e.getBoundingClientRect();
+                        return {t: e.textContent, l: r.left, r: r.right, top: r.top, b: r.bottom}; })};
+})"""
+
+
+def charts_of(pg) -> list[dict]:
+    pg.locator("[data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    pg.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
+                            .every(c => c.querySelector('.main-svg'))""", timeout=RENDER_TIMEOUT_MS)
+    return pg.evaluate(CHARTS_JS)
+
+
+def tick_values(ticks: list[dict]) -> list[float]:
+    return sorted(number(t["text"]) for t in ticks if t["text"].strip())
+
+
+def nice(values: list[float]) -> bool:
+    """Ticks a reader can use: evenly spaced by 1, 2, 2.5 or 5 times a power of ten, each a multiple of it."""
+    if len(values) < 2:
+        return True
+    step = values[1] - values[0]
+    mant = step / 10 ** math.floor(math.log10(step))
+    even = all(math.isclose(b - a, step, rel_tol=1e-6) for a, b in itertools.pairwise(values))
+    return even and any(math.isclose(mant, m, rel_tol=1e-6) for m in (1, 2, 2.5, 5, 10)) and all(
+        math.isclose(v / step, round(v / step), abs_tol=1e-6) for v in values)
+
+
+def test_evidence_charts_show_their_metric_on_an_axis_holding_its_values(server, page, frame):
+    """Each evidence chart names a logged metric on its y axis (never the step: a chart of step against step is a
+    diagonal), and the axis holds the metric's values without dwarfing them (the constant lr 0.05 was drawn on
+    -1..1, where it read as 0)."""
+    page.goto(f"{server}/diagnosis?run={RUN}")
+    wait_rendered(page, "Diagnosis")
+    page.get_by_text("optim/lr max 0.05").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    charts = charts_of(page)
+    screenshot(page, "evidence_lr_too_high")
+    assert len(charts) >= 5
+    for c in charts:
+        metric = c["ytitle"]
+        assert metric in frame.columns and metric != "step", c["ytitle"]
+        y = frame[metric].to_numpy(dtype=np.float64)
+        lo, hi = float(np.nanmin(y)), float(np.nanmax(y))
+        ticks = tick_values(c["ticks"]["y"])
+        step = ticks[1] - ticks[0]
+        assert ticks[0] - step <= lo and hi <= ticks[-1] + step, (metric, lo, hi, ticks)
+        assert ticks[-1] - ticks[0] <= 4 * max(hi - lo, abs(hi), abs(lo)), (metric, lo, hi, ticks)
+    lr = next(c for c in charts if c["ytitle"] == "optim/lr")
+    assert 0.05 in [round(v, 6) for v in tick_values(lr["ticks"]["y"])]
+
+
+def test_checklist_legend_beside_each_chart_right_ticks_and_no_overlap(server, page):
+    """One legend per chart, at its top right (one legend for all eight sat at the top of the page); a right-hand
+    axis's own ticks, evenly spaced from 0 (they came from the left grid: 0.103, 0.328, ... and -0.56µ for
+    |ratio - 1|); no two texts drawn over each other (the shaded findings' labels overlapped)."""
+    page.goto(f"{server}/checklist?run={RUN}")
+    wait_rendered(page, "Checklist")
+    (c,) = charts_of(page)
+    screenshot(page, "checklist_lr_too_high")
+    titles = sorted((t for t in c["texts"] if t["t"] in {p.title for p in CHECKLIST}), key=lambda t: t["top"])
+    assert len(titles) == 8
+    legends = sorted(c["legends"], key=lambda g: g["top"])
+    assert len(legends) == len(titles)
+    for legend, title in zip(legends, titles, strict=True):  # beside its chart: at the top, under the title
+        assert title["b"] - 5 <= legend["top"] <= title["b"] + 40, (legend, title)
+        assert legend["left"] > title["r"], (legend, title)
+    lefts = min(t["x"] for ts in c["ticks"].values() for t in ts)
+    right = {a: tick_values(ts) for a, ts in c["ticks"].items() if min(t["x"] for t in ts) > lefts + 300}
+    assert len(right) == 2  # completion length's truncated fraction, first-step ratio's max |ratio - 1|
+    for axis, ticks in right.items():
+        assert ticks[0] >= 0 and nice(ticks), (axis, ticks)
+    boxes = [t for t in c["texts"] if t["t"].strip()]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            apart = a["r"] <= b["l"] + 1 or b["r"] <= a["l"] + 1 or a["b"] <= b["top"] + 1 or b["b"] <= a["top"] + 1
+            assert apart, (a, b)
+
+
+def test_config_questions_are_shown_whole(server, page):
+    """The five questions and their answers wrap in their cells (a data grid cut both columns mid-sentence)."""
+    from dashboard.diagnosis.rules.config_questions import QUESTIONS
+
+    page.goto(f"{server}/config?run={RUN}")
+    wait_rendered(page, "Config")
+    page.get_by_test_id("stTable").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    screenshot(page, "config_lr_too_high")
+    text = page.get_by_test_id("stTable").first.inner_text()
+    assert all(q in text for q in QUESTIONS)
+    cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stTable] td, [data-testid=stTable] th')]
+                           .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
+    assert not cut
+
+
+def test_samples_all_groups_are_compact_and_top_n_applies(server, page):
+    """"all groups" of a step of 16 groups x 8 short answers: Top N = 3 shows three groups, each one block of
+    one line a response (every response was its own block, ~17,700 px, and Top N did not apply)."""
+    page.goto(f"{server}/samples?run=sample_runs/healthy&filter=all")
+    wait_rendered(page, "Samples")
+    box = page.get_by_test_id("stNumberInput").locator("input").first
+    box.fill("3")
+    box.press("Enter")
+    page.get_by_text("first 24 response(s) in 3 group(s)").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=RENDER_TIMEOUT_MS)
+    screenshot(page, "samples_all_groups")
+    heads = [t for t in page.get_by_test_id("stText").all_inner_texts() if re.match(r"step \d+ · group", t)]
+    listings = [c for c in page.get_by_test_id("stCode").all_inner_texts() if "│" in c]
+    assert len(heads) == 3 and len(listings) == 3
+    assert all(len(c.strip().splitlines()) == 9 for c in listings)  # a header and 8 responses
+    height = page.evaluate("document.querySelector('[data-testid=stMainBlockContainer]').scrollHeight")
+    assert height < 3_500, height
+
+
+def test_runs_path_serves_the_runs_page(server, page):
+    page.goto(f"{server}/runs")
+    wait_rendered(page, "Runs")
+    assert "Page not found" not in page.inner_text("body")
+    page.get_by_test_id("stDataFrame").first.wait_for(timeout=RENDER_TIMEOUT_MS)
