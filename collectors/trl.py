@@ -1,13 +1,14 @@
 """A transformers TrainerCallback that writes our run format while a TRL GRPOTrainer trains.
 
-    trainer = GRPOTrainer(..., callbacks=[GrpoScopeCallback("runs/my-run", stop_on="critical")])
+    trainer = GRPOTrainer(..., callbacks=[GrpoScopeCallback("runs/my-run")])
 
 Config (the GRPOConfig as a flat dict) goes into run.json at train start; every `on_log` becomes metrics
 under our names (keymap.TRL, the same map the offline TRL reader uses); TRL's completions Parquet files
 (with `log_completions=True`) become samples as they appear. Only this module imports transformers, and
 only when it is imported itself: `import collectors` stays free of torch and transformers.
-With watch=True (default) the diagnosis watches the run as it trains (collectors/trl_guard.py); stop_on
-"critical" or "warning" ends training once such a finding holds, and the run closes with status `stopped`.
+To have the diagnosis watch the run as it trains (and stop it on a finding), use the subclass the diagnosis
+provides, dashboard.diagnosis.guard.trl.GrpoScopeGuardCallback: collectors never import the diagnosis, so the
+guard comes in as an object (`guard=`) with begin / on_step / add_samples / drain / end and a `reason`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from collectors.readers.trl.output_dir import (
     trl_row,
 )
 from collectors.store.writer import RunWriter
-from collectors.trl_guard import BUDGET, EVERY, TrlGuard
 
 # the one module that needs transformers: without it, `from collectors.trl import ...` names the extra
 TrainerCallback = require("transformers", "trl", "GrpoScopeCallback").TrainerCallback
@@ -45,14 +45,11 @@ def _json_config(args: Any) -> dict[str, Any]:
 class GrpoScopeCallback(TrainerCallback):
     """Writes metrics, config and samples to `path` in the grposcope run format, on the main process only."""
 
-    def __init__(self, path: str | Path, name: str | None = None, watch: bool = True, stop_on: str | None = None,
-                 watch_every: int = EVERY, watch_budget: float | None = BUDGET, lang: str | None = None) -> None:
-        """lang: the language of the findings the guard logs ("en", "zh"; default: from the locale)."""
+    def __init__(self, path: str | Path, name: str | None = None, guard: Any = None) -> None:
+        """guard: None, or what watches the written rows (dashboard.diagnosis.guard.trl.TrlGuard)."""
         self.path = Path(path)
         self.name = name
-        if stop_on is not None and not watch:
-            raise ValueError("stop_on needs watch=True: the guard is what stops the run")
-        self.guard = TrlGuard(stop_on, watch_every, watch_budget, lang=lang) if watch else None
+        self.guard = guard
         self.writer: RunWriter | None = None
         self._row: dict[str, float] = {}  # the current step's metrics: train and eval logs of one step merge
         self._row_step: int | None = None

@@ -302,17 +302,17 @@ def test_alert_line_and_console_sink_in_chinese():
 def test_trl_callback_logs_findings_in_the_chosen_language(tmp_path, monkeypatch):
     import logging
 
-    from collectors import trl  # transformers: the trl extra (dev installs it)
+    from dashboard.diagnosis.guard import trl  # transformers: the trl extra (dev installs it)
     from dashboard.diagnosis.guard.watch import Update, alert_line
 
     for var in i18n.LOCALE_VARS:
         monkeypatch.delenv(var, raising=False)
-    assert trl.GrpoScopeCallback(tmp_path / "a").guard.lang == "en"
+    assert trl.GrpoScopeGuardCallback(tmp_path / "a").guard.lang == "en"
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
-    assert trl.GrpoScopeCallback(tmp_path / "b").guard.lang == "zh"
-    cb = trl.GrpoScopeCallback(tmp_path / "c", lang="zh")
+    assert trl.GrpoScopeGuardCallback(tmp_path / "b").guard.lang == "zh"
+    cb = trl.GrpoScopeGuardCallback(tmp_path / "c", lang="zh")
     with pytest.raises(ValueError, match="known languages are en, zh"):
-        trl.GrpoScopeCallback(tmp_path / "d", lang="fr")
+        trl.GrpoScopeGuardCallback(tmp_path / "d", lang="fr")
 
     f = next(f for f in diagnose(open_run(str(SAMPLE_RUNS / "small_group"))).findings if f.rule_id == "small_group")
     records: list[logging.LogRecord] = []

@@ -12,6 +12,7 @@ from dashboard.diagnosis.context import RunData
 REWARD = "reward/mean"
 EVAL = ("eval/pass_rate", "eval/reward_mean")
 MIN_EVAL_POINTS = 6  # fewer evals than this give no trend worth stating
+MIN_TREND_STEPS = 20  # fewer logged points than this and "does not move" cannot be told from "has not started"
 
 
 def reward_scale(d: RunData) -> tuple[float, str]:

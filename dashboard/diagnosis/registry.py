@@ -64,8 +64,7 @@ def rule(rule_id: str, symptom: str, symptom_id: str | None = None, recheck_rows
 
 def symptom_of(rule_id: str) -> str | None:
     """The labels' symptom id a rule reports (e.g. "length_drift" -> "length_effect"); None for a rule that
-    reports no symptom (configuration audit) or an id no rule has. Imports every rule module first."""
-    import dashboard.diagnosis.engine  # noqa: F401 - registers the rules
-
+    reports no symptom (configuration audit) or an id no rule has. The rules are registered by then: importing
+    this module runs the package's __init__, which imports the engine and with it every rule module."""
     r = RULES.get(rule_id)
     return None if r is None else r.symptom_id

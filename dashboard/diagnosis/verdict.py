@@ -13,7 +13,6 @@ from typing import Literal
 from dashboard.diagnosis import facts
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding
-from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS
 
 Kind = Literal["healthy", "not_learning", "unstable", "cant_judge"]
 LABELS: dict[str, str] = {"healthy": "healthy", "not_learning": "not learning", "unstable": "unstable",
@@ -71,9 +70,9 @@ def verdict(d: RunData, findings: list[Finding]) -> Verdict:
     points = 0 if r is None else len(r[1])
     if r is None:
         return Verdict("cant_judge", f"no reward is logged ({d.n} logged steps): whether it learns is unknown")
-    if points < MIN_TREND_STEPS:
+    if points < facts.MIN_TREND_STEPS:
         return Verdict("cant_judge", f"only {points} logged step(s) with a reward; the trend tests need "
-                       f"{MIN_TREND_STEPS}")
+                       f"{facts.MIN_TREND_STEPS}")
     if (f := _first(findings, UNSTABLE, ("warning",))) is not None:
         return Verdict("unstable", f.title)
     t = facts.reward_trend(d)

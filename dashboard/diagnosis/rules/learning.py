@@ -12,7 +12,6 @@ from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import RECHECK_LONG, rule
 from dashboard.diagnosis.rules.kl import KL_FLOOR, _jumps
-from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS
 from dashboard.diagnosis.series import WARMUP_STEPS, early_level, late_level, window_for
 
 GRAD_ZERO = 1e-6  # a grad norm this small with non-zero advantages: the gradient never reaches the weights
@@ -33,7 +32,7 @@ NON_FINITE_WATCH = ("loss/total", "loss/policy", "optim/grad_norm", "policy/entr
 
 @rule("no_learning", "loss looks normal but nothing is learned", "no_learning", recheck_rows=RECHECK_LONG)
 def no_learning(d: RunData):
-    if (nj := d.need("no_learning", "reward/mean", min_points=MIN_TREND_STEPS)):
+    if (nj := d.need("no_learning", "reward/mean", min_points=facts.MIN_TREND_STEPS)):
         return nj
     steps, _ = d.dense("reward/mean")
     rng = (int(steps[WARMUP_STEPS]), int(steps[-1]))
@@ -87,7 +86,7 @@ def eval_diverges(d: RunData):
     if name is None:
         return NotJudged("eval_diverges", "no eval metric (eval/pass_rate or eval/reward_mean) is logged")
     if (nj := d.need("eval_diverges", name, min_points=MIN_EVALS)) or (nj := d.need("eval_diverges", "reward/mean",
-                                                                                     min_points=MIN_TREND_STEPS)):
+                                                                                     min_points=facts.MIN_TREND_STEPS)):
         return nj
     es, e = d.dense(name)
     k = max(2, len(e) // 3)

@@ -14,7 +14,7 @@ from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import RECHECK_LONG, rule
-from dashboard.diagnosis.rules.reward import MIN_TREND_STEPS, sustained_len
+from dashboard.diagnosis.rules.reward import sustained_len
 from dashboard.diagnosis.series import centred_median, early_level, late_level, window_for
 
 LEN_GROWTH = 1.5  # completion length 1.5x its early level...
@@ -134,7 +134,7 @@ def length_drift(d: RunData):
         return NotJudged("length_drift", "completions/len_mean and completions/truncated_frac are not logged")
     ev = []
     ln = d.dense("completions/len_mean")
-    if ln is not None and len(ln[1]) >= MIN_TREND_STEPS:
+    if ln is not None and len(ln[1]) >= facts.MIN_TREND_STEPS:
         w = window_for(len(ln[1]))
         l0, l1 = early_level(ln[1], w), late_level(ln[1], w)
         # a growth, not a wander: the late level well above the early one and a significant upward trend (tested in
@@ -145,7 +145,7 @@ def length_drift(d: RunData):
                                f"mean completion length grew from {fmt(l0)} to {fmt(l1)} tokens (Mann-Kendall "
                                f"tau {t.tau:.2f}, p = {t.p:.2g})"))
     tr = d.dense("completions/truncated_frac")
-    if tr is not None and len(tr[1]) >= MIN_TREND_STEPS:
+    if tr is not None and len(tr[1]) >= facts.MIN_TREND_STEPS:
         w = window_for(len(tr[1]))
         t0, t1 = early_level(tr[1], w), late_level(tr[1], w)
         if t1 > TRUNC_HIGH and t1 - t0 > TRUNC_RISE:

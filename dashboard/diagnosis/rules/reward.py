@@ -20,7 +20,6 @@ from dashboard.diagnosis.series import (
     window_for,
 )
 
-MIN_TREND_STEPS = 20  # fewer logged points than this and "does not move" cannot be told from "has not started"
 STRONG_SHARE = 0.5  # most steps without an update: strong support for "nothing is learned"
 EXPLAINED = 0.9  # ...unless nine in ten of them had no group with any spread (zero_variance_groups' finding)
 SPARSE_LOW, SPARSE_HIGH = 0.05, 0.95  # pass rate this close to 0 or 1: few groups mix successes and failures
@@ -65,7 +64,7 @@ def share_evidence(d: RunData, hit: tuple[np.ndarray, str] | None, what: str) ->
 
 @rule("reward_flat", "reward does not move", "reward_flat", recheck_rows=RECHECK_LONG)
 def reward_flat(d: RunData):
-    if (nj := d.need("reward_flat", "reward/mean", min_points=MIN_TREND_STEPS)):
+    if (nj := d.need("reward_flat", "reward/mean", min_points=facts.MIN_TREND_STEPS)):
         return nj
     steps, r = d.dense("reward/mean")
     t = facts.reward_trend(d)

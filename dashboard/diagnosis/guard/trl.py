@@ -1,7 +1,10 @@
-"""The guard inside a TRL GRPOTrainer (GrpoScopeCallback(..., watch=True, stop_on=None)).
+"""The guard inside a TRL GRPOTrainer: GrpoScopeGuardCallback(path, stop_on=None) writes the run as
+collectors.trl.GrpoScopeCallback does and hands every written row to the diagnosis.
 
-The diagnosis (dashboard.diagnosis, imported here only when a guard is made) watches the rows the callback
-writes. A confirmed finding goes to the console through the transformers logger, into the trainer's own
+    trainer = GRPOTrainer(..., callbacks=[GrpoScopeGuardCallback("runs/my-run", stop_on="critical")])
+
+It lives here, above collectors: the callback that only writes the run is a collector; the one that judges it
+is the diagnosis's (collectors never import the diagnosis). The diagnosis watches the rows the callback writes. A confirmed finding goes to the console through the transformers logger, into the trainer's own
 log history (trainer_state.json, and the logs of callbacks that run after ours), into a text summary in
 the trainer's TensorBoard logdir (a grposcope/ folder in it) when it reports there, into the wandb run's summary when it reports to
 wandb (alerts when online), and into the run folder (findings.jsonl, run.json). With stop_on, the first
@@ -14,8 +17,20 @@ import os
 from pathlib import Path
 from typing import Any
 
+from collectors.trl import GrpoScopeCallback
+
 EVERY = 10  # logged steps between checks
 BUDGET = 0.01  # the most of the training time the checks may take
+
+
+class GrpoScopeGuardCallback(GrpoScopeCallback):
+    """GrpoScopeCallback with the guard: the diagnosis judges the run as it trains; stop_on "critical" or
+    "warning" ends training once such a finding holds, and the run closes with status `stopped`."""
+
+    def __init__(self, path: str | Path, name: str | None = None, stop_on: str | None = None,
+                 watch_every: int = EVERY, watch_budget: float | None = BUDGET, lang: str | None = None) -> None:
+        """lang: the language of the findings the guard logs ("en", "zh"; default: from the locale)."""
+        super().__init__(path, name, guard=TrlGuard(stop_on, watch_every, watch_budget, lang=lang))
 
 
 class TrlGuard:
