@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 
 import pytest
+from fixtures.verl_logs import console_line  # tests/ is on sys.path
+from transformers import TrainerState  # what writes trainer_state.json (dev extra)
 
 from collectors import load_run
 from collectors.cli import main
@@ -59,9 +61,9 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv, message):
 
 def test_detection_picks_each_reader(tmp_path):
     (tmp_path / "trl" / "checkpoint-3").mkdir(parents=True)
-    (tmp_path / "trl" / "checkpoint-3" / "trainer_state.json").write_text('{"log_history": []}')
+    TrainerState(global_step=3).save_to_json(str(tmp_path / "trl" / "checkpoint-3" / "trainer_state.json"))
     (tmp_path / "verl").mkdir()
-    (tmp_path / "verl" / "train.log").write_text("(TaskRunner pid=1) step:1 - critic/score/mean:0.5\n")
+    (tmp_path / "verl" / "train.log").write_text(console_line(1, {"critic/score/mean": 0.5}))  # verl's console
     (tmp_path / "csv.csv").write_text("step,a\n1,2\n")
     (tmp_path / "other.txt").write_text("hello\n")
     assert detect_source(tmp_path / "trl") == "trl"

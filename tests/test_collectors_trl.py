@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from transformers import TrainerState  # what writes trainer_state.json (dev extra)
 
 from collectors.readers.trl.output_dir import TrlRun
 from collectors.sources import detect_source, open_run
@@ -151,8 +152,9 @@ def test_bad_state_file_and_empty_folder(tmp_path):
     run = TrlRun(tmp_path)
     assert len(run.metrics) == 0
     assert "checkpoint-5/trainer_state.json" in str(run.problems[0]) and "not valid JSON" in str(run.problems[0])
-    (ck / "trainer_state.json").write_text(json.dumps({"log_history": [
-        {"step": 1, "reward": 0.5}, {"step": 2, "reward": "n/a"}, {"reward": 1.0}]}))
+    # what TrainerState.save_to_json writes when a callback logged a text and an entry lost its step
+    TrainerState(log_history=[{"step": 1, "reward": 0.5}, {"step": 2, "reward": "n/a"}, {"reward": 1.0}],
+                 global_step=2).save_to_json(str(ck / "trainer_state.json"))
     run.refresh()
     assert list(run.metrics["step"]) == [1, 2]
     msgs = " ".join(map(str, run.problems))
@@ -168,9 +170,9 @@ def test_a_restart_from_scratch_into_the_same_folder_is_a_launch_of_its_own(tmp_
 
     def state(step, first_loss, start=1):  # a launch's state holds its whole history up to the checkpoint
         ck = tmp_path / f"checkpoint-{step}"
-        ck.mkdir()
-        (ck / "trainer_state.json").write_text(json.dumps({"log_history": [
-            {"step": s, "loss": first_loss + s, "reward": 0.1 * s} for s in range(start, step + 1)]}))
+        ck.mkdir()  # as transformers saves it at a checkpoint: TrainerState.save_to_json
+        TrainerState(log_history=[{"step": s, "loss": first_loss + s, "reward": 0.1 * s} for s in range(start, step + 1)],
+                     global_step=step, max_steps=8, logging_steps=1).save_to_json(str(ck / "trainer_state.json"))
 
     state(4, 0.5)
     state(8, 0.5)  # the same launch, later checkpoint: its history begins as checkpoint-4's does

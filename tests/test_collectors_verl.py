@@ -1,13 +1,14 @@
-"""verl reader: file-logger JSONL built in verl's documented format (verl's stack cannot run here),
-the real console log from ../shared/fixtures/verl/ when present, and rollout dumps."""
+"""verl reader: file-logger JSONL, console lines and rollout dumps written as verl's own code writes them
+(tests/fixtures/verl_logs.py; verl's stack cannot be installed here), the real console log from
+../shared/fixtures/verl/ when present."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
+from fixtures.verl_logs import console_line, file_logger_line, generations_jsonl  # tests/ is on sys.path
 
 from collectors.readers.verl.console import VerlRun
 from collectors.sources import detect_source, open_run
@@ -16,13 +17,12 @@ REAL_LOG = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "verl" 
 
 
 def _line(step, **data):
-    # verl's file logger: json.dumps({"step": step, "data": data}) with NaN written as null
-    return json.dumps({"step": step, "data": data}) + "\n"
+    return file_logger_line(step, data)  # verl's FileLogger: orjson, NaN written as null
 
 
 def test_jsonl_maps_keys_nulls_and_live_refresh(tmp_path):
     f = tmp_path / "metrics.jsonl"
-    f.write_text(_line(1, **{"critic/score/mean": 0.5, "actor/entropy": 1.2, "actor/ppo_kl": None, "mine/x": 3})
+    f.write_text(_line(1, **{"critic/score/mean": 0.5, "actor/entropy": 1.2, "actor/ppo_kl": math.nan, "mine/x": 3})
                  + _line(2, **{"critic/score/mean": 0.6, "actor/entropy": 1.1, "actor/ppo_kl": 0.01}))
     run = open_run(f)
     assert isinstance(run, VerlRun) and detect_source(tmp_path) == "verl"
@@ -59,10 +59,11 @@ def test_restart_rewrites_file_and_bad_lines_are_named(tmp_path):
 
 def test_console_lines_with_ray_prefix_and_scaled_keys(tmp_path):
     f = tmp_path / "train.log"
-    f.write_text("loading model...\n"
-                 "\x1b[36m(TaskRunner pid=123)\x1b[0m step:0 - test_score/openai/gsm8k:0.521\n"
-                 "(TaskRunner pid=123) step:0 - actor/lr(1e-4):0.010 - actor/entropy_loss:0.419 - critic/score/mean:0.4\n"
-                 "step:1 - actor/pg_clipfrac:0.003 - critic/score/mean:0.41\n")
+    f.write_text("loading model...\n"  # Ray colours the actor prefix on a terminal; the driver prints none
+                 + console_line(0, {"test_score/openai/gsm8k": 0.521}, actor="\x1b[36m(TaskRunner pid=123)\x1b[0m ")
+                 + console_line(0, {"actor/lr(1e-4)": 0.01, "actor/entropy_loss": 0.419, "critic/score/mean": 0.4,
+                                    "training/note": "text, left out by verl"}, actor="(TaskRunner pid=123) ")
+                 + console_line(1, {"actor/pg_clipfrac": 0.003, "critic/score/mean": 0.41}, actor=None))
     run = open_run(tmp_path)
     m = run.metrics
     assert list(m["step"]) == [0, 1]
@@ -111,7 +112,7 @@ def test_console_log_printed_config_is_read_from_its_own_process(tmp_path):
     lines = [f"\x1b[36m(TaskRunner pid=7)\x1b[0m {line}" for line in pformat(VERL_CONFIG).splitlines()]
     lines.insert(3, "(WorkerDict pid=9) Flash Attention {only} supports fp16")  # another process, between
     lines[5] += "(WorkerDict pid=9) glued without a newline {"  # and glued onto a config line
-    (tmp_path / "main_ppo.log").write_text("\n".join(lines) + "\n(TaskRunner pid=7) step:1 - critic/score/mean:0.5\n")
+    (tmp_path / "main_ppo.log").write_text("\n".join(lines) + "\n" + console_line(1, {"critic/score/mean": 0.5}))
     run = open_run(tmp_path)
     c = run.meta.config
     assert run.meta.info["config_source"] == "main_ppo.log"
@@ -128,7 +129,7 @@ def test_hydra_config_beside_the_logs_wins_and_bad_yaml_is_named(tmp_path):
 
     (tmp_path / ".hydra").mkdir()
     (tmp_path / ".hydra" / "config.yaml").write_text(yaml.safe_dump(VERL_CONFIG))
-    (tmp_path / "main_ppo.log").write_text("(TaskRunner pid=7) step:1 - critic/score/mean:0.5\n")
+    (tmp_path / "main_ppo.log").write_text(console_line(1, {"critic/score/mean": 0.5}))
     run = open_run(tmp_path)
     assert run.meta.config["algorithm.kl_ctrl.kl_coef"] == 0.001
     assert run.meta.info["config_source"].endswith(".hydra/config.yaml")
@@ -142,9 +143,8 @@ def test_rollout_dumps_give_samples_and_zero_std_groups(tmp_path):
     (tmp_path / "metrics.jsonl").write_text(_line(1, **{"critic/score/mean": 0.5}))
     dumps = tmp_path / "rollout"
     dumps.mkdir()
-    lines = [{"input": "p1", "output": "a", "score": 1.0}, {"input": "p1", "output": "b", "score": 1.0},
-             {"input": "p2", "output": "c", "score": 0.0}, {"input": "p2", "output": "d", "score": 1.0}]
-    (dumps / "1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + "{broken\n")
+    (dumps / "1.jsonl").write_text(generations_jsonl(1, ["p1", "p1", "p2", "p2"], ["a", "b", "c", "d"],
+                                                     [1.0, 1.0, 0.0, 1.0], gts=["2", "2", "4", "4"]) + "{broken\n")
     run = open_run(tmp_path)
     m = run.metrics
     assert m["reward/mean"].iloc[0] == 0.5
@@ -179,8 +179,9 @@ def test_a_last_line_without_newline_waits_while_fresh_and_is_read_once_settled(
 def test_console_found_after_hundreds_of_kb_of_ray_output(tmp_path):
     f = tmp_path / "main_ppo.log"
     noise = "".join(f"(WorkerDict pid={i % 7}) INFO loading shard {i}: step: warm-up\n" for i in range(6000))
-    f.write_text(noise + "(TaskRunner pid=3) step:1 - critic/score/mean:0.5 - rollout/too_bad_sample_ratio:0.25"
-                 " - actor/pg_clipfrac_lower:0.001 - critic/kl:0.02 - critic/kl_coeff:0.001\n")
+    f.write_text(noise + console_line(1, {"critic/score/mean": 0.5, "rollout/too_bad_sample_ratio": 0.25,
+                                          "actor/pg_clipfrac_lower": 0.001, "critic/kl": 0.02,
+                                          "critic/kl_coeff": 0.001}, actor="(TaskRunner pid=3) "))
     assert f.stat().st_size > 300_000 and detect_source(f) == "verl"
     m = open_run(f).metrics
     assert m["groups/all_fail_frac"].iloc[0] == 0.25 and m["policy/clipfrac_dual"].iloc[0] == 0.001

@@ -3,9 +3,10 @@
 Seeds come from the project's sample runs, its TRL corpus (tests/fixtures/trl_corpus: TRL's GRPOTrainer wrote
 them), the real published runs in ../shared/fixtures/real-runs/ (when present; read in place, copied only into a
 temporary folder per case), and files made here by the libraries that write them in practice: pandas' CSV, verl's
-file-logger JSONL (written as verl's FileLogger does), a TensorBoard event file from torch's SummaryWriter, a wandb
-offline run written by wandb itself, a Trainer console from transformers' ProgressCallback, and a custom trainer's
-`name: value` log. So every reader that reads a file has seeds without ../shared. A new reader is held to the
+file-logger JSONL and rollout dumps (tests/fixtures/verl_logs.py, as verl's own code writes them), a TensorBoard
+event file from torch's SummaryWriter, a wandb offline run written by wandb itself, a Trainer console from
+transformers' ProgressCallback, an OpenRLHF console from Python's logging in OpenRLHF's format, and a custom
+trainer's `name: value` log. So every reader that reads a file has seeds without ../shared. A new reader is held to the
 fuzzing as soon as it registers: every candidate is offered to every source's `detect`.
 """
 
@@ -20,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from fixtures.verl_logs import file_logger_line, generations_jsonl  # tests/ is on sys.path
 
 from collectors import sources
 from collectors.readers.keymap import OPENRLHF, TRL, VERL
@@ -47,14 +49,11 @@ def make_generated(folder: Path) -> Path:
     (verl_dir / "rollout").mkdir(parents=True, exist_ok=True)
     with (verl_dir / "metrics.jsonl").open("w") as f:  # verl's FileLogger: {"step": n, "data": {...}}
         for row in metrics.to_dict("records"):
-            data = {theirs.get(k, k): v for k, v in row.items() if k != "step"}
-            f.write(json.dumps({"step": int(row["step"]), "data": data}) + "\n")
+            f.write(file_logger_line(int(row["step"]), {theirs.get(k, k): v for k, v in row.items() if k != "step"}))
     samples = pd.read_parquet(SAMPLE_RUNS / "healthy" / "samples")
     for step, rows in list(samples.groupby("step"))[:3]:  # verl's rollout dump: {step}.jsonl, one response a line
-        with (verl_dir / "rollout" / f"{int(step)}.jsonl").open("w") as f:
-            for r in rows.to_dict("records"):
-                f.write(json.dumps({"input": r["prompt"], "output": r["completion"], "score": r["reward"],
-                                    "step": int(step)}) + "\n")
+        (verl_dir / "rollout" / f"{int(step)}.jsonl").write_text(generations_jsonl(
+            int(step), rows["prompt"].tolist(), rows["completion"].tolist(), rows["reward"].tolist()))
     theirs_trl = {ours: mine for mine, ours in TRL.items()}
     trl_rows = [{theirs_trl.get(k, k): v for k, v in row.items() if k != "step" and _finite(v)}
                 for row in metrics.to_dict("records")]
