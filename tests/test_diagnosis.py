@@ -266,10 +266,17 @@ def test_almost_every_group_tied_is_never_healthy_and_a_reward_range_never_says_
     s["groups/zero_std_frac"] = np.full(120, 0.6)
     d = diagnose(write(tmp_path, s, name="some"))
     assert by_rule(d, "zero_variance_groups").severity == "info" and d.verdict.kind == "healthy"
-    # a split that says the tied groups all pass is saturation, info while it climbs
-    s["groups/zero_std_frac"], s["groups/all_pass_frac"] = np.full(120, 0.9), np.full(120, 0.88)
+    # a split that says the tied groups all pass, growing 0.1 -> 0.9 as the reward climbs, is a run saturating
+    # by learning: info
+    grow = np.linspace(0.1, 0.9, 120)
+    s["groups/zero_std_frac"], s["groups/all_pass_frac"] = grow, grow - 0.02
     f = by_rule(diagnose(write(tmp_path, s, name="solved")), "zero_variance_groups")
     assert f.severity == "info" and f.title.endswith("the task saturates")
+    # 0.9 all-pass from the first steps on is a task too easy for the policy: a warning, while it climbs too
+    s["groups/zero_std_frac"], s["groups/all_pass_frac"] = np.full(120, 0.9), np.full(120, 0.88)
+    f = by_rule(diagnose(write(tmp_path, s, name="too_easy")), "zero_variance_groups")
+    assert f.severity == "warning" and f.evidence[-1].text == ("90% of groups tied already at the first steps: "
+                                                               "too easy for this policy from the start")
 
 
 def test_a_significant_fall_is_judged_by_its_size_against_the_reward_scale(tmp_path):

@@ -16,7 +16,7 @@ from dashboard.diagnosis.findings import Finding, NotJudged
 # The labels' symptom vocabulary (real-runs README, "Symptom vocabulary"): the notes' words as ids.
 SYMPTOMS = ("reward_flat", "reward_up_eval_down", "kl_clip_explode", "entropy_collapse", "no_learning",
             "zero_variance", "small_group", "sparse_binary", "length_effect", "truncation", "low_diversity",
-            "first_step_ratio", "reference_mismatch")
+            "first_step_ratio", "reference_mismatch", "non_finite")
 
 
 # A live guard (guard/watch.py) judges a rule whose symptom builds over hundreds of steps (a reward that does not

@@ -149,7 +149,7 @@ def _never_computed(d: RunData, name: str, x: np.ndarray) -> np.ndarray:
     return leading & np.logical_or.reduce([np.isfinite(c) for c in beside])
 
 
-@rule("non_finite", "NaN or inf in the metrics", "kl_clip_explode")
+@rule("non_finite", "NaN or inf in the metrics", "non_finite")
 def non_finite(d: RunData):
     if d.n == 0:
         return NotJudged("non_finite", "the run has no metric rows")

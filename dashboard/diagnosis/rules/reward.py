@@ -14,11 +14,7 @@ from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import RECHECK_LONG, rule
-from dashboard.diagnosis.series import (
-    episodes,
-    rolling_median,
-    window_for,
-)
+from dashboard.diagnosis.series import early_level, episodes, rolling_median, window_for
 
 STRONG_SHARE = 0.5  # most steps without an update: strong support for "nothing is learned"
 EXPLAINED = 0.9  # ...unless nine in ten of them had no group with any spread (zero_variance_groups' finding)
@@ -198,7 +194,15 @@ def _zero_variance_finding(d: RunData, severity: str, side: str | None, rng: tup
     hard prompts give no signal; a reward's observed range never says which side a tie is on)."""
     rising = facts.improving(d)
     if side == "all-pass":
-        severity = "info" if rising else "warning"
+        # Solved prompts the policy learned to solve (the share grows as the reward climbs) are the saturation of
+        # a healthy run; half the groups solved from the first steps on is a task too easy for this policy.
+        early = _early_zero_variance(d)
+        from_start = early is not None and early >= ZERO_VAR_WARN
+        severity = "info" if rising and not from_start else "warning"
+        if from_start:
+            ev = [*ev, evidence("groups/zero_std_frac", early, ZERO_VAR_WARN, "early level (first steps)",
+                                f"{fmt(100 * early)}% of groups tied already at the first steps: too easy for this "
+                                "policy from the start")]
         title = "Zero-variance groups from solved prompts: the task saturates"
         checks = (C.HARDER_PROMPTS, C.ZERO_VARIANCE)
     else:
@@ -211,6 +215,14 @@ def _zero_variance_finding(d: RunData, severity: str, side: str | None, rng: tup
     return finding("zero_variance_groups", severity, title, rng, ev, checks,
                    metrics=("groups/zero_std_frac", "groups/all_fail_frac", "groups/all_pass_frac"),
                    examples=zero_variance_examples(d, rng[1]) if d.wants_examples("zero_variance_groups") else ())
+
+
+def _early_zero_variance(d: RunData) -> float | None:
+    """The zero-variance fraction's early level (series.early_level), None when it is not logged."""
+    z = d.dense("groups/zero_std_frac")
+    if z is None or len(z[1]) < 5:
+        return None
+    return float(early_level(z[1], window_for(len(z[1]), lo=3, hi=20)))
 
 
 def no_spread_steps(d: RunData):
