@@ -88,18 +88,45 @@ def test_unreachable_server_is_one_line_without_the_key(tmp_path):
     assert FAKE_KEY not in proc.stdout + proc.stderr and "Traceback" not in proc.stdout
 
 
-# Rows as `run.scan_history()` yields them: wandb/apis/public/history.py (HistoryScan._convert_history_row_to_dict)
-# makes each row {item.key: json.loads(item.value_json)}; wandb-core stores a logged nested dict under its path
-# joined with "." (core/internal/runhistory/runhistory.go), and `_step`, `_runtime`, `_timestamp` are wandb's.
-TRL_ROW = {"_step": 4, "_runtime": 12.5, "_timestamp": 1796295900.25, "train/global_step": 10,
-           "train/reward": 0.25, "train/kl": 0.125, "train/completions/mean_length": 120, "train/epoch": 0.5}
+# A TRL run's wandb history as transformers' WandbCallback.on_log writes it (rewrite_logs puts "train/" before each
+# key; it adds train/global_step; wandb counts its own _step), every second trainer step logged, then TRL's
+# completions table; read back as `run.scan_history()` yields the rows (fixtures/wandb_offline.scan_history_rows).
+TRL_SCRIPT = """
+import wandb
+from transformers.integrations.integration_utils import rewrite_logs
+run = wandb.init(project="p", name="trl", dir=DIR)
+for i in range(5):
+    logs = {"reward": 0.0625 * (i + 1), "kl": 0.125, "completions/mean_length": 120, "epoch": 0.1 * (i + 1)}
+    run.log({**rewrite_logs(logs), "train/global_step": 2 * (i + 1)})
+run.log({"completions": wandb.Table(columns=["step", "prompt", "completion", "reward"],
+                                    data=[["10", "1+1=", "2", 1.0], ["10", "2+2=", "5", 0.0]])})
+run.finish()
+"""
 
 
-def test_history_row_on_a_trl_row():
+@pytest.fixture(scope="module")
+def trl_rows(tmp_path_factory):
+    from fixtures.wandb_offline import scan_history_rows, write_offline_run
+
+    return scan_history_rows(write_offline_run(tmp_path_factory.mktemp("wb_trl"), TRL_SCRIPT))
+
+
+def test_history_row_on_a_trl_row(trl_rows):
     # the step is TRL's trainer step (10), not wandb's _step (4); unmapped keys stay as they are
-    assert history_row(TRL_ROW) == {"step": 10, "reward/mean": 0.25, "policy/kl_ref": 0.125,
-                                    "completions/len_mean": 120.0, "train/global_step": 10.0, "train/epoch": 0.5,
-                                    "wall_time": 1796295900.25}
+    row = trl_rows[4]
+    assert row["_step"] == 4 and row["train/global_step"] == 10
+    assert history_row(row) == {"step": 10, "reward/mean": 0.3125, "policy/kl_ref": 0.125,
+                                "completions/len_mean": 120.0, "train/global_step": 10.0,
+                                "train/epoch": pytest.approx(0.5), "wall_time": row["_timestamp"]}
+    assert [history_row(r)["step"] for r in trl_rows[:5]] == [2, 4, 6, 8, 10]
+
+
+def test_history_row_drops_the_completions_table_wandb_wrote(trl_rows):
+    """TRL's completions table as wandb stores it (flattened: completions._type, .nrows, .path ...): a row of media
+    only, so no row at all ({}), not a row of the table's counts."""
+    table = trl_rows[5]
+    assert table["completions._type"] == "table-file" and table["completions.nrows"] == 2
+    assert history_row(table) == {}
 
 
 def test_history_row_skips_text_media_and_wandb_keys():
