@@ -39,8 +39,9 @@ Which file it is given: the one a user would point it at (`target_candidates`): 
 `trainer_state.json` (it holds the whole history), else a `.jsonl`, a `.csv`/`.tsv`, the folder when it holds
 TensorBoard event files, another `.json`; the first that loads. A run of our own format (`run.json` and parquet
 parts, which rldoctor cannot read) is handed over the way its README offers for a custom loop: the logged rows
-as records to `run_from_records`, with the run's config. A run it cannot open is scored as unreadable, all its
-expected symptoms missed, as ours are.
+as records to `run_from_records`, with the run's config; where its aliases do not know one of our names, the
+key is named as `rl-doctor fields` lists it (NATIVE_KEYS, NATIVE_CONFIG), as a user reading its docs would do.
+A run it cannot open is scored as unreadable, all its expected symptoms missed, as ours are.
 """
 
 from __future__ import annotations
@@ -215,27 +216,37 @@ def target_candidates(folder: Path) -> list[Path]:
     return states + tables + events + others
 
 
-def _nested(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """{"rollout.group_size": 8} -> {"rollout": {"group_size": 8}}: rldoctor finds config leaves by name."""
-    out: dict[str, Any] = {}
-    for key, value in flat.items():
-        node = out
-        *parents, leaf = str(key).split(".")
-        for p in parents:
-            node = node.setdefault(p, {}) if isinstance(node.get(p, {}), dict) else {}
-        node[leaf] = value
-    return out
+# Our metric names rldoctor's aliases do not resolve, named as `rl-doctor fields` lists its own (the user of a custom
+# loop reading its docs would); `loss/kl`, our KL loss term, which its suffix match takes for the KL, then goes.
+NATIVE_KEYS = {"policy/kl_ref": "kl", "completions/len_mean": "response_len_mean",
+               "completions/len_max": "response_len_max", "completions/truncated_frac": "response_len_clip_ratio",
+               "policy/clipfrac_low": "pg_clipfrac_low", "policy/clipfrac_high": "pg_clipfrac_high",
+               "perf/step_s": "time_per_step"}
+# Our config keys (run.json) under the names rldoctor's config reader looks for (ingest/base.py _CONFIG_MAP; its
+# plateau check reads `max_steps`).
+NATIVE_CONFIG = {"rollout.group_size": "group_size", "rollout.max_new_tokens": "max_response_length",
+                 "algo.kl_coef": "kl_coef", "algo.clip_eps_low": "clip_eps_low", "algo.clip_eps_high": "clip_eps_high",
+                 "optim.lr": "learning_rate", "steps": "max_steps"}
+
+
+def native_records(frame, config: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Our logged rows as records (unlogged NaN cells left out, names as NATIVE_KEYS) and the config facts."""
+    frame = frame.drop(columns=[c for c in ("wall_time", "_seq") if c in frame.columns])
+    if "policy/kl_ref" in frame.columns:
+        frame = frame.drop(columns=[c for c in ("loss/kl",) if c in frame.columns])
+    frame = frame.rename(columns=NATIVE_KEYS)
+    rows = [{k: v for k, v in row.items() if not (isinstance(v, float) and np.isnan(v))}
+            for row in frame.to_dict("records")]
+    return rows, {theirs: config[ours] for ours, theirs in NATIVE_CONFIG.items() if ours in config}
 
 
 def _from_native(folder: Path):
-    """Our own run format as records: the rows our trainer logged, each without its unlogged (NaN) cells."""
+    """Our own run format, handed over as a custom loop's records with its config."""
     from collectors import sources
 
     (run,) = sources.open_runs(str(folder))
-    frame = run.metrics.drop(columns=[c for c in ("wall_time", "_seq") if c in run.metrics.columns])
-    rows = [{k: v for k, v in row.items() if not (isinstance(v, float) and np.isnan(v))} for row in frame.to_dict("records")]
-    return rl_doctor.run_from_records(rows, config=_nested(run.meta.config or {}), name=folder.name,
-                                      source=f"records:{folder}")
+    rows, config = native_records(run.metrics, run.meta.config or {})
+    return rl_doctor.run_from_records(rows, config=config, name=folder.name, source=f"records:{folder}")
 
 
 def open_rldoctor(path: str | Path):

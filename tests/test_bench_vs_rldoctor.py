@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import rl_doctor
 
@@ -100,3 +101,15 @@ def test_first_detection_finds_the_first_step_between_cuts(onset, expected):
 
     assert bench.first_detection(steps, found) == expected
     assert len(calls) <= bench.GRID + 2  # the whole run, the cuts, one bisection step (cuts <= 2 steps apart)
+
+
+def test_our_rows_reach_rldoctor_under_names_it_reads():
+    # policy/kl_ref is our KL to the reference (rldoctor's `kl`); loss/kl, the KL loss term its suffix match would
+    # take for the KL, goes; wall_time and the unlogged (NaN) cell go; of the config, the facts it reads.
+    frame = pd.DataFrame({"step": [1, 2], "wall_time": [0.0, 1.0], "policy/kl_ref": [0.01, 0.02],
+                          "loss/kl": [0.0004, 0.0008], "completions/len_mean": [5.0, float("nan")]})
+    rows, config = adapter.native_records(frame, {"rollout.group_size": 8, "task.digits": 2, "steps": 200})
+    assert rows == [{"step": 1, "kl": 0.01, "response_len_mean": 5.0}, {"step": 2, "kl": 0.02}]
+    assert config == {"group_size": 8, "max_steps": 200}
+    run = rl_doctor.run_from_records(rows, config=config)
+    assert run.config.group_size == 8 and run.finite("kl")[1].tolist() == [0.01, 0.02]
