@@ -35,6 +35,9 @@ def test_console_log_gives_the_trainer_state_rows(console):
     assert detect_source(log) == "trl-console"
     run = open_run(log)
     m = run.metrics
+    # the printed GRPOConfig gives the settings the diagnosis reads (collectors/readers/trl/printed_args.py)
+    assert {k: run.meta.config.get(k) for k in ("max_completion_length", "num_generations", "beta")} == {
+        "max_completion_length": 8, "num_generations": 4, "beta": 0.04}
     state = json.loads((console / "trl_out" / "checkpoint-4" / "trainer_state.json").read_text())["log_history"]
     train = [h for h in state if "loss" in h]
     evals = [h for h in state if "eval_loss" in h]

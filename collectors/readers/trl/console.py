@@ -34,6 +34,7 @@ from collectors.readers.folders import file_runs, head_of
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
+from collectors.readers.trl.printed_args import printed_args
 from collectors.run import Problem
 from collectors.sources import register_source
 
@@ -126,6 +127,8 @@ class TrlConsoleRun(TextRun):
         """Bars, clears (a tqdm.write), dicts and a printed logging_steps, in the order they were written."""
         if self._logging_steps is None and (m := _LOGGING_STEPS_RE.search(block)):
             self._logging_steps = int(m[1]) or None
+        for key, value in printed_args(block).items():  # the length cap, G, beta ... of a printed GRPOConfig
+            self.meta.config.setdefault(key, value)
         pos, data = 0, block if block.endswith((b"\n", b"\r")) else block + b"\n"
         for m in _SEG_RE.finditer(data):
             seg, line = data[pos:m.start()], self._line
