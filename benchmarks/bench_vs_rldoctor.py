@@ -106,7 +106,8 @@ def score_row(corpus: str, subset: str, tool: str, s: CorpusScore, total: int) -
 
 
 def _group(g: tuple[str, ...]) -> str:
-    return "|".join(g)
+    """A group of alternatives as text ("a or b": a "|" would split a Markdown table's cell)."""
+    return " or ".join(g)
 
 
 def differences(scores: dict[str, CorpusScore]) -> list[str]:
