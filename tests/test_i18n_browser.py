@@ -43,7 +43,7 @@ GLYPHS_DIFFER = """(chars) => {
 def test_chinese_diagnosis_page_renders(server, page):
     page.goto(server + "/diagnosis?run=root/broken_verifier&lang=zh")
     wait_rendered(page, "诊断")
-    page.get_by_text("整个 run 的 reward 恒为 0").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+    page.get_by_text("整个训练的 reward 恒为 0").first.wait_for(timeout=RENDER_TIMEOUT_MS)
     page.get_by_text(zh.CHECKS["verifier"][1]).first.wait_for(timeout=RENDER_TIMEOUT_MS)
     page.get_by_test_id("stPlotlyChart").first.locator(".main-svg").first.wait_for(timeout=RENDER_TIMEOUT_MS)
     shot = screenshot(page, "diagnosis_zh")

@@ -60,7 +60,7 @@ def test_diagnosis_page_in_chinese_from_the_url():
     text = page_text(at)
     assert at.title[0].value == "诊断"
     assert "**优先检查**" in text and "证据：" in text
-    assert "整个 run 的 reward 恒为 0" in text  # the rule's title, with its number
+    assert "整个训练的 reward 恒为 0" in text  # the rule's title, with its number
     assert zh.CHECKS["verifier"][1] in text  # a check's "how", as the catalog writes it
     assert re.search(r"\*\*结论：(不学习|不稳定|健康|还无法判断)\*\*：", text), text[:300]
     assert "Check first" not in text and "symptom:" not in text

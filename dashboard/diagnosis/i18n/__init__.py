@@ -91,6 +91,19 @@ def has_reason_text(english: str, lang: str) -> bool:
     return _catalog(lang) is None or any(p.fullmatch(english) for p, _ in _reason_text_patterns(lang))
 
 
+@cache
+def _path_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p, re.DOTALL), t) for p, t in getattr(_catalog(lang), "PATHS", ()))
+
+
+def path_text(english: str, lang: str) -> str:
+    """Why a run key was refused or an entry of a root was not read (dashboard.paths, collectors.discovery),
+    in `lang` by the catalog's patterns (keys and paths carried over); English when none matches."""
+    if _catalog(lang) is None:
+        return english
+    return _by_pattern(english, _path_patterns(lang), lang) or english
+
+
 def has_label(key: str) -> bool:
     return key in en.LABELS
 
@@ -121,14 +134,16 @@ def _reason_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
 
 def _by_pattern(english: str, patterns: tuple[tuple[re.Pattern, str], ...], lang: str) -> str | None:
     """The template of the first pattern that matches all of `english`, its groups filled in (a group's text
-    through the catalog's WORDS; a group named `how` through the same patterns); None when none matches."""
+    through the catalog's WORDS; a group whose name starts with `how` through the same patterns); None when none
+    matches."""
     words = _catalog(lang).WORDS
     for pattern, template in patterns:
         m = pattern.fullmatch(english)
         if m:
             values = {k: words.get(v, v or "") for k, v in m.groupdict().items()}
-            if m.groupdict().get("how"):
-                values["how"] = _by_pattern(m.group("how"), patterns, lang) or m.group("how")
+            for k, v in m.groupdict().items():  # a clause the English inserted, itself translated
+                if k.startswith("how") and v:
+                    values[k] = _by_pattern(v, patterns, lang) or words.get(v, v)
             return template.format(**values)
     return None
 

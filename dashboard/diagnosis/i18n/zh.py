@@ -14,7 +14,7 @@ from __future__ import annotations
 
 SYMPTOMS: dict[str, str] = {
     "reward_flat": "reward 不动",
-    "reward_constant": "整个 run 的 reward 恒定不变",
+    "reward_constant": "整个训练的 reward 恒定不变",
     "sparse_reward": "二元 reward 过于稀疏（pass rate 接近 0 或 1）",
     "zero_variance_groups": "组内同分（zero-variance group）占多数",
     "small_group": "group 太小：单个异常 reward 支配更新",
@@ -37,7 +37,7 @@ SYMPTOMS: dict[str, str] = {
 # rule id -> ((English title as a full-match regex, Chinese template filled with the named groups), ...)
 TITLES: dict[str, tuple[tuple[str, str], ...]] = {
     "reward_flat": ((r"Reward does not move \(stays near (?P<v>.+)\)", "reward 不动（停在 {v} 附近）"),),
-    "reward_constant": ((r"Reward is constant \((?P<v>.+)\) over the whole run", "整个 run 的 reward 恒为 {v}"),),
+    "reward_constant": ((r"Reward is constant \((?P<v>.+)\) over the whole run", "整个训练的 reward 恒为 {v}"),),
     "sparse_reward": ((r"Pass rate (?P<side>.+?): the task looks (?P<what>.+)", "pass rate {side}：任务看来{what}"),),
     "zero_variance_groups": (
         (r"Zero-variance groups dominate \(mostly (?P<top>.+)\)", "全组同分的 group 占多数（多为{top}）"),
@@ -82,7 +82,7 @@ TITLES: dict[str, tuple[tuple[str, str], ...]] = {
 VERDICTS: dict[str, str] = {"healthy": "健康", "not_learning": "不学习", "unstable": "不稳定",
                             "cant_judge": "还无法判断"}
 VERDICT_REASONS: tuple[tuple[str, str], ...] = (
-    (r"the run has no metric rows yet", "这个 run 还没有任何指标行"),
+    (r"the run has no metric rows yet", "这次训练还没有任何指标行"),
     (r"not diagnosed", "尚未诊断"),
     (r"no reward is logged \((?P<n>.+) logged steps\): whether it learns is unknown",
      "没有记录 reward（已记录 {n} 步）：无法判断是否在学习"),
@@ -102,6 +102,8 @@ VERDICT_REASONS: tuple[tuple[str, str], ...] = (
 
 # Words an English title carries in a pattern's group, e.g. "(mostly all-fail)"; others pass as they are.
 WORDS: dict[str, str] = {"all-fail": "全错", "all-pass": "全对", "near 0": "接近 0", "near 1": "接近 1",
+                         "bottom": "底部", "top": "顶部", "zero-variance groups": "全组同分的 group",
+                         "all-fail groups": "全错的 group", "all-pass groups": "全对的 group",
                          "too hard, or the verifier rejects right answers": "过难，或 verifier 把正确答案判错",
                          "too easy": "过易"}
 
@@ -126,7 +128,7 @@ CHECKS: dict[str, tuple[str, str]] = {
     "memorising_the_training_set": (
         "训练集记忆",
         "在同一张图上比较训练与 eval 的 pass rate；差距越拉越大，说明记住的是 prompt，而不是学会了能力"),
-    "learning_rate": ("LR", "LR 过大时一步就把 policy 推得很远；把 optim/lr 和 grad norm 与健康的 run 对照"),
+    "learning_rate": ("LR", "LR 过大时一步就把 policy 推得很远；把 optim/lr 和 grad norm 与健康的训练对照"),
     "epochs_and_minibatches_per_rollout": (
         "每批 rollout 的 epochs 与 minibatch 数", "rollout 每复用一次就更 stale 一些；clip fraction 随每次复用上升"),
     "old_log_prob_precision": (
@@ -184,19 +186,19 @@ LABELS: dict[str, str] = {
     "example": "例子",
     "examples_heading": "**样本中的例子**（模型输出，按纯文本显示）",
     "steps_range": "第 {a}-{b} 步",
-    "whole_run": "整个 run",
+    "whole_run": "整个训练",
     "run_head": "{steps} 步（最后一步 {last}）；严重 {critical}、警告 {warning}、提示 {info}",
-    "no_findings": "没有发现：这个 run 没有触发任何规则",
+    "no_findings": "没有发现：这次训练没有触发任何规则",
     "config_heading": "配置（笔记第 6 节）：",
     "could_not_judge": "无法判断：",
-    "could_not_judge_n": "{n} 条规则无法判断这个 run",
+    "could_not_judge_n": "{n} 条规则无法判断这次训练",
     "sep": "：",  # between a label and its text
     "note": "注意",
     "unknown": "未知",
     "diagnosis": "诊断",
     "language": "语言",
     "open_page": "打开 {page}",
-    "no_findings_page": "没有发现：这个 run 没有触发任何规则。",
+    "no_findings_page": "没有发现：这次训练没有触发任何规则。",
     "verdict_page": "结论",
     "check_first_page": "优先检查",
     "evidence_page": "证据",
@@ -217,7 +219,7 @@ LABELS: dict[str, str] = {
     "stop_line": "停止：{sev}发现 {rule}：{title}",
     "axis_step": "步",
     "axis_wall_time": "时间（UTC）",
-    "chart_not_logged": "这个 run 没有记录",
+    "chart_not_logged": "这次训练没有记录",
     "chart_runs": "训练",
     "chart_threshold": "阈值 {v}",
     "chart_band": "均值 ± std",
@@ -403,19 +405,265 @@ CHARTS: dict[str, str] = {
 }
 
 # Evidence lines (the rules' `evidence(...)` texts) as full-match patterns of the English, like TITLES: metric
-# names, numbers and config keys carried over in the named groups.
+# names, numbers and config keys carried over in the named groups. A group whose name starts with `how` is
+# itself translated by these patterns (a clause the rules insert: how a spread or a cap was found). Specific
+# patterns first: the first that matches wins.
 EVIDENCE: tuple[tuple[str, str], ...] = (
+    # config.py
+    (r"(?P<n>\S+) optimizer steps per rollout \((?P<v>.+)\): the last ones use rollouts (?P<m>\S+) updates old",
+     "每批 rollout 做 {n} 个 optimizer step（{v}）：最后几步用的是 {m} 次更新之前的 rollout"),
+    (r"G = (?P<g>\S+) with (?P<k>\S+) = (?P<v>\S+): the std of so few rewards is mostly noise",
+     "G = {g}，且 {k} = {v}：这么少的 reward 算出的 std 主要是噪声"),
+    # consequences.py
+    (r"begins after the run exploded at step (?P<s>\S+): a consequence; check the explosion first",
+     "在训练于第 {s} 步爆炸之后才出现：是爆炸的后果；先查爆炸"),
+    ((r"only (?P<n>\S+) logged step\(s\) before the run exploded at step (?P<s>\S+): mostly a consequence; "
+     r"check the explosion first"), "训练在第 {s} 步爆炸之前只记录了 {n} 步：多半是爆炸的后果；先查爆炸"),
+    # first_step.py
+    (r"(?P<m>\S+) \(log p actor - log p reference, signed\) at the first step: (?P<v>\S+)",
+     "{m}（log p actor - log p reference，带符号）在第一步：{v}"),
+    ((r"(?P<m>\S+) \(log p vLLM - log p trainer on vLLM's tokens, a KL estimate\): median (?P<v>\S+) > (?P<b>\S+) "
+     r"nats, beyond bf16 numerics \(at the first logged step (?P<s>\S+): (?P<f>\S+)\)"),
+     ("{m}（在 vLLM 的 token 上 log p vLLM - log p trainer，一种 KL 估计）：中位数 {v} > {b} nats，超出 bf16 数值误差"
+     "（第一个记录的第 {s} 步：{f}）")),
+    ((r"(?P<p>\S+)% of the tokens clipped at step (?P<s>\S+), TRL's first optimizer step, where the policy is the one "
+     r"that sampled \(ratio 1 clips nothing\); the run's median is (?P<m>\S+)%: a level present from the on-policy "
+     r"step on, not an explosion"),
+     ("第 {s} 步（TRL 的第一个 optimizer step，此时 policy 就是采样的那个，ratio 1 什么也不会 clip）有 {p}% 的 token "
+     "被 clip；整个训练的中位数是 {m}%：从 on-policy 的那一步起就在这个水平，不是爆炸")),
+    ((r"(?P<p>\S+)% of the tokens clipped at step (?P<s>\S+), TRL's first optimizer step, where the policy is the one "
+     r"that sampled \(ratio 1 clips nothing\)"),
+     ("第 {s} 步（TRL 的第一个 optimizer step，此时 policy 就是采样的那个，ratio 1 什么也不会 clip）有 {p}% 的 token "
+     "被 clip")),
+    ((r"(?P<m>.+): median (?P<v>\S+) > (?P<b>\S+), beyond bf16 numerics \(at the first logged step (?P<s>\S+): "
+     r"(?P<f>\S+)\)"), "{m}：中位数 {v} > {b}，超出 bf16 数值误差（第一个记录的第 {s} 步：{f}）"),
+    ((r"at step (?P<s>\S+), (?P<v>\S+) (?P<how>.+?) with the learning rate at (?P<lr>\S+), (?P<r>\S+) of "
+     r"(?P<how1>.+?): that moves at most (?P<mv>\S+) \(clip range (?P<c>\S+), (?P<how2>.+)\); over it on (?P<a>\S+) "
+     r"of (?P<b>\S+) warm-up step\(s\)"),
+     ("第 {s} 步 {v}{how}，而此时 LR 为 {lr}，是{how1}的 {r}：这样的 LR 最多只能移动 {mv}（clip 范围 {c}，{how2}）；"
+     "{b} 个 warm-up step 中有 {a} 个超过了它")),
+    (r"of the tokens clipped", " 的 token 被 clip"),
+    (r"nats old-vs-current KL", " nats 的 old 与 current 之间的 KL"),
+    (r"the run's largest logged learning rate (?P<v>\S+)", "训练记录到的最大 LR {v}"),
+    (r"config (?P<k>\S+) = (?P<v>\S+)", "配置 {k} = {v}"),
+    (r"assumed: not in the config", "假定值：配置中没有"),
+    (r"from config (?P<k>.+)", "来自配置 {k}"),
+    (r"clip fraction median (?P<v>\S+)", "clip fraction 中位数 {v}"),
+    (r"max \|ratio - 1\| before any update: median (?P<v>\S+) > (?P<b>\S+)", "任何更新之前的最大 |ratio - 1|：中位数 {v} > {b}"),
+    (r"mean first-step ratio off 1 by (?P<v>\S+) \(median\) > (?P<b>\S+)", "第一步 ratio 均值偏离 1 达 {v}（中位数）> {b}"),
+    (r"rollout vs training log-probs of the same tokens differ by (?P<v>\S+) on average",
+     "同一批 token 上 rollout 与训练端的 log-prob 平均相差 {v}"),
+    ((r"the clip fraction is above 0 on (?P<p>\S+)% of the (?P<n>\S+) first optimizer steps of a generation batch "
+     r"\((?P<how>.+)\), where the policy still equals the one that sampled"),
+     "在 {n} 个生成批次的第一个 optimizer step 中，有 {p}% 的 clip fraction 大于 0（{how}），而此时 policy 仍等于采样的那个"),
+    (r"(?P<v>.+): one optimizer step in (?P<p>\S+) starts a batch", "{v}：每 {p} 个 optimizer step 开始一个批次"),
+    # kl.py
+    (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\); (?P<how>.+)",
+     "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）；{how}"),
+    (r"it does not hold: its median over the next (?P<n>\S+) logged points falls back under the bar",
+     "没有保持：其后 {n} 个记录点的中位数回落到线下"),
+    (r"it comes back down \(no level beyond doubt holds\)", "又回落了（没有确定无疑保持住的水平）"),
+    (r"it stays under (?P<v>\S+), the level beyond doubt", "一直低于确定无疑的水平 {v}"),
+    (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\)",
+     "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）"),
+    ((r"KL to the reference is (?P<v>\S+) nats at step (?P<s>\S+), before the policy could move: a policy that starts "
+     r"as its reference gives about 0 there"),
+     "第 {s} 步参考 KL 就已是 {v} nats，此时 policy 还来不及变化：从参考模型出发的 policy 在这里应约为 0"),
+    (r"median over the run (?P<v>\S+): a level the run starts at, not an explosion",
+     "整个训练的中位数 {v}：训练一开始就处在这个水平，不是爆炸"),
+    (r"reward rises by (?P<v>\S+) from step (?P<s>\S+) on \(p = (?P<p>\S+)\)", "从第 {s} 步起 reward 上升 {v}（p = {p}）"),
+    # learning.py
+    (r"(?P<m>\S+) fell from (?P<a>\S+) to (?P<b>\S+) while train reward changed by (?P<c>\S+)",
+     "{m} 从 {a} 降到 {b}，而训练 reward 变化了 {c}"),
+    (r"(?P<m>\S+): (?P<n>\S+) NaN/inf value\(s\), first at step (?P<s>\S+)", "{m}：{n} 个 NaN/inf 值，最早在第 {s} 步"),
+    (r"KL to the reference never exceeds (?P<v>\S+): the policy did not change", "参考 KL 从未超过 {v}：policy 没有变化"),
+    (r"advantage std median (?P<v>\S+)", "advantage std 中位数 {v}"),
+    (r"completion length (?P<a>\S+) -> (?P<b>\S+)", "completion 长度 {a} -> {b}"),
+    (r"grad norm median (?P<v>\S+) although advantages have std (?P<s>\S+): the gradient is cut",
+     "grad norm 中位数 {v}，而 advantage 的 std 为 {s}：梯度被切断了"),
+    (r"policy loss median (?P<v>\S+): looks ordinary", "policy loss 中位数 {v}：看似正常"),
+    ((r"reward falls by (?P<v>\S+) \(95% CI (?P<a>\S+) \.\. (?P<b>\S+), Theil-Sen's and the least-squares line's "
+     r"together; Mann-Kendall p = (?P<p>\S+) over (?P<n>\S+) points\) against a reward spread of (?P<s>\S+) "
+     r"\((?P<how>.+)\) while the loss stays finite"),
+     ("reward 下降 {v}（95% CI {a} .. {b}，Theil-Sen 与最小二乘两条线合起来；Mann-Kendall p = {p}，共 {n} 个点），"
+     "而 reward 的离散程度为 {s}（{how}），loss 却一直是有限值")),
+    (r"train reward (?P<v>\S+) up", "训练 reward 上升 {v}"),
+    # facts.py: how the reward's spread was found
+    (r"spread of a 0/1 reward at its mean pass rate (?P<p>\S+)", "0/1 reward 在其平均 pass rate {p} 处的离散程度"),
+    (r"spread of every response over the run \(most steps have none\)", "整个训练所有回答的离散程度（多数步内没有差异）"),
+    (r"median per-step reward std", "每步 reward std 的中位数"),
+    (r"median within-group reward std", "组内 reward std 的中位数"),
+    (r"robust std of the reward over steps", "各步 reward 的稳健 std"),
+    (r"std of the reward over steps", "各步 reward 的 std"),
+    (r"no spread logged \(taken as 1\)", "没有记录离散程度（按 1 计）"),
+    # length.py
+    (r"(?P<p>\S+)% of completions cut at the length cap \((?P<how>.+)\)", "{p}% 的 completion 在长度上限处被截断（{how}）"),
+    (r"median over the run", "整个训练的中位数"),
+    (r"median over those steps", "这些步的中位数"),
+    ((r"and the reward does not move \(change (?P<c>\S+), 95% bounds (?P<a>\S+) \.\. (?P<b>\S+)\): nothing the run does "
+     r"gets past the cap"), "且 reward 不动（变化 {c}，95% 界 {a} .. {b}）：训练做什么都越不过上限"),
+    (r"loss aggregation (?P<k>\S+) = (?P<v>\S+)", "loss 聚合方式 {k} = {v}"),
+    ((r"mean completion length (?P<v>\S+) tokens on (?P<n>\S+) logged steps, within 10% of the cap (?P<c>\S+) "
+     r"\((?P<how>.+)\)"), "有 {n} 个记录的步 completion 平均长度为 {v} 个 token，距上限 {c} 不到 10%（{how}）"),
+    (r"(?P<m>\S+) reaches exactly (?P<c>\S+) on (?P<n>\S+) logged steps", "{m} 在 {n} 个记录的步上恰好达到 {c}"),
+    (r"config (?P<k>\S+)", "配置 {k}"),
+    ((r"mean completion length grew from (?P<a>\S+) to (?P<b>\S+) tokens \(Mann-Kendall tau (?P<t>\S+), "
+     r"p = (?P<p>\S+)\)"), "completion 平均长度从 {a} 增长到 {b} 个 token（Mann-Kendall tau {t}，p = {p}）"),
+    (r"no completion ended on (?P<n>\S+) logged steps \((?P<m>\S+) = 0\)", "有 {n} 个记录的步没有任何 completion 正常结束（{m} = 0）"),
+    (r"on (?P<a>\S+) of (?P<b>\S+) logged steps \(steps (?P<s>\S+)-(?P<e>\S+)\) completions sit at or are cut by the cap",
+     "{b} 个记录的步中有 {a} 个（第 {s}-{e} 步）completion 顶在上限或被截断"),
+    (r"truncated responses rose from (?P<a>\S+) to (?P<b>\S+)", "被截断的回答比例从 {a} 升到 {b}"),
+    # policy.py
+    ((r"(?P<p>\S+)% of a step's responses are one text, whatever the prompt: (?P<t>.+) answered (?P<n>\S+) different "
+     r"prompts at the last step \(mode collapse\)"),
+     "一步中 {p}% 的回答是同一段文本，不论 prompt 是什么：最后一步 {t} 回答了 {n} 个不同的 prompt（mode collapse）"),
+    (r"(?P<p>\S+)% of groups answered with one identical text", "{p}% 的 group 所有回答完全相同"),
+    (r"(?P<p>\S+)% of groups tied already at the first steps: too easy for this policy from the start",
+     "最初几步就有 {p}% 的 group 全组同分：任务从一开始对这个 policy 就太容易"),
+    ((r"entropy (?P<a>\S+) nats at the first steps and (?P<b>\S+) over the run: the policy is nearly deterministic from "
+     r"the start, so a group's responses agree"),
+     "entropy 在最初几步为 {a} nats，整个训练为 {b}：policy 从一开始就几乎是确定的，所以同组回答一致"),
+    (r"entropy fell from (?P<a>\S+) to (?P<b>\S+) \((?P<p>\S+)% of its early level\) in (?P<n>\S+) steps",
+     "entropy 在 {n} 步内从 {a} 降到 {b}（早期水平的 {p}%）"),
+    (r"sampling temperature (?P<t>\S+) < (?P<b>\S+): a group's responses come out alike",
+     "采样温度 {t} < {b}：同组回答彼此相似"),
+    # reward.py
+    ((r"(?P<how>[^:]+): Mann-Kendall p = (?P<p>\S+) over (?P<n>\S+) "
+     r"points; change (?P<c>\S+) \(95% CI (?P<a>\S+) \.\. (?P<b>\S+), Theil-Sen's and the least-squares line's "
+     r"together\) against a reward spread of (?P<s>\S+) \((?P<how2>.+)\)"),
+     ("{how}：Mann-Kendall p = {p}，共 {n} 个点；变化 {c}（95% CI {a} .. {b}，Theil-Sen 与最小二乘两条线合起来），"
+     "而 reward 的离散程度为 {s}（{how2}）")),
+    (r"no trend beyond the noise", "没有超出噪声的趋势"),
+    (r"a trend too small to matter", "趋势太小，无关紧要"),
+    (r"but (?P<m>\S+) rises \((?P<v>\S+), p = (?P<p>\S+)\): something is learned", "但 {m} 在上升（{v}，p = {p}）：确实学到了东西"),
+    (r"every response of every step scored (?P<v>\S+) \(range (?P<r>\S+), largest in-batch std (?P<s>\S+)\)",
+     "每一步的每个回答都得 {v} 分（范围 {r}，批内最大 std {s}）"),
+    (r"group size G = (?P<g>\S+) < (?P<b>\S+): each group's mean and std rest on (?P<n>\S+) rewards",
+     "group 大小 G = {g} < {b}：每组的 mean 和 std 只靠 {n} 个 reward"),
+    ((r"(?P<p>\S+)% of groups scored all the same \(advantage 0, no signal\) on (?P<a>\S+) of (?P<b>\S+) logged steps "
+     r"\(windowed median\) between steps (?P<s>\S+) and (?P<e>\S+)"),
+     "第 {s} 到 {e} 步之间，{b} 个记录的步中有 {a} 个（滑动窗口中位数）有 {p}% 的 group 全组同分（advantage 为 0，没有信号）"),
+    (r"on (?P<a>\S+) of (?P<b>\S+) logged steps (?P<how>.+): those updates had no signal at all",
+     "{b} 个记录的步中有 {a} 个 {how}：这些更新完全没有信号"),
+    ((r"on the steps where no group had spread the reward sits at the (?P<w>\S+) of its range: the groups were "
+     r"(?P<g>\S+)"), "在没有任何 group 有差异的那些步上，reward 处在其范围的{w}：这些 group 都是{g}"),
+    ((r"pass rate (?P<v>\S+) (?P<op>\S+) (?P<b>\S+) for (?P<n>\S+) logged steps: few groups mix successes and failures "
+     r"\(from (?P<how>.+)\)"), "pass rate {v} {op} {b}，持续 {n} 个记录的步：很少有 group 同时有成有败（依据 {how}）"),
+    (r"(?P<m>\S+) of a 0/1 reward \(std\^2 / p\(1-p\) = (?P<r>\S+) on (?P<n>\S+) steps\)",
+     "0/1 reward 的 {m}（{n} 步上 std^2 / p(1-p) = {r}）"),
+    (r"(?P<k>\S+) of (?P<n>\S+) logged steps (?P<how>.+?) \((?P<how2>.+)\)", "{n} 个记录的步中有 {k} 个{how}（{how2}）"),
+    (r"had no update at all", "完全没有更新"),
+    (r"had no group with any reward spread", "没有任何 group 有 reward 差异"),
+    (r"every group zero-variance \((?P<m>\S+) = 1\)", "每个 group 都全组同分（{m} = 1）"),
+    (r"gradient norm exactly 0", "梯度范数恰为 0"),
+    (r"(?P<m>\S+) exactly 0 \(no group had any spread\)", "{m} 恰为 0（没有任何 group 有差异）"),
+    (r"(?P<m>\S+) exactly 0", "{m} 恰为 0"),
+    (r"(?P<m>\S+) varies by (?P<v>\S+)x its mean", "{m} 的波动是其均值的 {v} 倍"),
+    (r"sampling temperature (?P<t>\S+)", "采样温度 {t}"),
+    # samples.py
+    (r"(?P<k>\S+) of (?P<n>\S+) reward-0 responses \((?P<p>\S+)%\) look correct by a looser match",
+     "{n} 条 reward 为 0 的回答中有 {k} 条（{p}%）按更宽松的匹配看是对的"),
+    # the general forms last: "<label>: median v", "<metric> median v", "<metric> max v", "<label> groups: v", "k = v"
+    (r"(?P<m>[^:]+): median (?P<v>\S+)", "{m}：中位数 {v}"),
+    (r"(?P<m>\S+) median (?P<v>\S+)", "{m} 中位数 {v}"),
+    (r"(?P<m>\S+) max (?P<v>\S+)", "{m} 最大值 {v}"),
+    (r"(?P<m>\S+) groups: (?P<v>\S+)", "{m}的 group：{v}"),
+    (r"(?P<k>[\w.\-/\[\]]+) = (?P<v>.+)", "{k} = {v}"),
 )
 
 # Why a rule could not judge a run (NotJudged.reason), as full-match patterns of the English.
 NOT_JUDGED: tuple[tuple[str, str], ...] = (
+    (r"(?P<m>\S+) is not logged by this run", "这次训练没有记录 {m}"),
+    (r"(?P<m>\S+) has (?P<n>\S+) finite value\(s\); this rule needs (?P<k>\S+)", "{m} 只有 {n} 个有限值；这条规则至少需要 {k} 个"),
+    (r"the config does not say both where the reward KL and the loss KL go", "配置没有同时说明 reward 的 KL 和 loss 的 KL 加在哪里"),
+    (r"the config does not give epochs or minibatches per rollout", "配置没有给出每批 rollout 的 epochs 或 minibatch 数"),
+    (r"the config does not give the group size and advantage mode", "配置没有给出 group 大小和 advantage 的计算方式"),
+    (r"(?P<v>.+) has no group baseline: no per-group normalisation", "{v} 没有组内 baseline：不做按组标准化"),
+    (r"(?P<v>.+) has no group baseline: group statistics do not apply", "{v} 没有组内 baseline：组内统计不适用"),
+    (r"no eval metric \(eval/pass_rate or eval/reward_mean\) is logged", "没有记录 eval 指标（eval/pass_rate 或 eval/reward_mean）"),
+    (r"neither policy/ratio_first_step nor a framework's stand-in .*", ("既没有 policy/ratio_first_step，也没有框架的替代量"
+     "（TRL 在 on-policy 步上的 clip fraction、LR warm-up 中第 1 步的 clip fraction 或 old 与 current 的 KL、vLLM、verl 或 "
+     "OpenRLHF 的 rollout 与训练端 log-prob 差）")),
+    (r"neither policy/kl_ref nor policy/clipfrac is logged", "policy/kl_ref 和 policy/clipfrac 都没有记录"),
+    (r"(?P<a>\S+) and (?P<b>\S+) are not logged", "{a} 和 {b} 都没有记录"),
+    (r"neither the sampling temperature, the entropy nor sample texts are available", "采样温度、entropy 和样本文本都没有"),
+    (r"policy/kl_ref is not logged \(or only as placeholder zeros\)", "没有记录 policy/kl_ref（或者只是占位的 0）"),
+    (r"the first KL to the reference is logged at step (?P<s>\S+), after updates: the starting KL is unknown",
+     "第一个参考 KL 记录在第 {s} 步，已经更新过了：起点的 KL 未知"),
+    (r"neither the config nor the samples give the group size", "配置和样本都没有给出 group 大小"),
+    (r"no pass rate: reward/pass_rate is not logged and the reward is not recognisably 0/1",
+     "没有 pass rate：没有记录 reward/pass_rate，reward 也看不出是 0/1"),
+    (r"neither the truncated share, the terminated length nor a length cap is known", "截断比例、正常结束的长度和长度上限都不知道"),
+    (r"the run has no sample texts \(prompt, completion, reward\)", "这次训练没有样本文本（prompt、completion、reward）"),
+    (r"neither groups/zero_std_frac nor reward/std is logged", "groups/zero_std_frac 和 reward/std 都没有记录"),
+    (r"the early entropy level is not positive", "早期的 entropy 水平不是正数"),
+    (r"the run has no metric rows", "这次训练没有任何指标行"),
+    (r"the rule failed on this run: (?P<e>.+)", "这条规则在这次训练上出错：{e}"),
 )
 
 # The answers to the five configuration questions (config_questions), as full-match patterns of the English.
 ANSWERS: tuple[tuple[str, str], ...] = (
+    (r"per prompt group: (?P<f>.+)", "按 prompt group：{f}"),
+    (r"over the whole batch: (?P<f>.+)", "按整个 batch：{f}"),
+    (r"adv_estimator (?P<v>\S+)", "adv_estimator {v}"),
+    (r"ratio per token; averaged over each response's tokens, then over responses \(GRPO\)",
+     "ratio 逐 token；先在每个回答的 token 上平均，再在回答之间平均（GRPO）"),
+    (r"ratio per token; averaged over all tokens of the global batch \(DAPO\)", "ratio 逐 token；在全局 batch 的所有 token 上平均（DAPO）"),
+    (r"ratio per token; loss aggregation (?P<v>\S+)", "ratio 逐 token；loss 聚合方式 {v}"),
+    (r"recomputed by the training model \(no grad\) before the update, so they match it by construction",
+     "更新前由训练模型重新计算（不求梯度），因此按构造就与训练端一致"),
+    ((r"taken from the rollout pass in bf16; the training side runs in fp32 \(bf16 autocast on CUDA\), so expect a "
+     r"first-step ratio away from 1"), "取自 bf16 的 rollout；训练端用 fp32（CUDA 上 bf16 autocast），所以第一步 ratio 会偏离 1"),
+    (r"rollouts by (?P<e>\S+) in (?P<d>\S+); verl recomputes the old log-probs with the actor before the update",
+     "rollout 由 {e} 以 {d} 生成；verl 在更新前用 actor 重新计算 old log-prob"),
+    (r"rollouts by (?P<e>\S+); verl recomputes the old log-probs with the actor before the update",
+     "rollout 由 {e} 生成；verl 在更新前用 actor 重新计算 old log-prob"),
+    (r"generated by the training model itself; old log-probs come from the same model",
+     "由训练模型自己生成；old log-prob 来自同一个模型"),
+    (r"added to the loss, outside the reward \((?P<v>.+)\)", "加在 loss 上，在 reward 之外（{v}）"),
+    (r"added to the loss \((?P<v>.+)\)", "加在 loss 上（{v}）"),
+    (r"folded into the reward \((?P<v>.+)\)", "并入 reward（{v}）"),
+    (r"not used \((?P<v>.+)\)", "不用（{v}）"),
+    (r"not used", "不用"),
+    (r"one optimizer step per rollout: fully on-policy", "每批 rollout 一个 optimizer step：完全 on-policy"),
+    ((r"(?P<n>\S+) optimizer steps per rollout \((?P<e>\S+) epoch\(s\) x (?P<m>\S+) minibatch\(es\)\); only the first is "
+     r"on-policy, the last uses rollouts (?P<k>\S+) update\(s\) old"),
+     "每批 rollout {n} 个 optimizer step（{e} 个 epoch x {m} 个 minibatch）；只有第一个是 on-policy，最后一个用的是 {k} 次更新之前的 rollout"),
 )
 
 # (source, what) -> how a user of that source gets samples, a config or live updates into a run (the readers'
 # hints, collectors.sources.missing_hint).
+_WANDB_SAMPLES = ("wandb 的 history 只有标量；用 wandb.Table 记录的 completion 表不会被读取。要看样本，TRL 用户可以把 "
+                  "collectors.trl.GrpoScopeCallback(\"runs/NAME\") 加进 trainer 的 callbacks：它会写出一个包含每条 completion 的训练目录。")
 HINTS: dict[tuple[str, str], str] = {
+    ("grpo", "samples"): "grpo-train 默认为每条回答写一行（除非 `log.samples` 为 false）；目前还没有写出任何一行。",
+    ("grpo", "config"): "run.json 里没有配置：写入方启动时没有给配置。",
+    ("tensorboard", "samples"): "TensorBoard 事件文件只有 trainer 的标量，没有回答；请用框架自己的导出记录回答"
+                                "（TRL 的 log_completions、verl 的 rollout_data_dir），并改为打开那个。",
+    ("tensorboard", "config"): "只有 transformers 的 TensorBoardCallback（TRL）记录的训练带有配置（`args` 文本摘要）；这些事件文件没有。",
+    ("kvtext", "samples"): "键值文本日志只有每步的数字；要有回答，需要一个训练目录（collectors.RunWriter）。",
+    ("kvtext", "config"): "键值文本日志不含配置；把训练用的配置以 config*.yaml（或 .json）放在它旁边，就会被读取。",
+    ("generic", "samples"): "每步一行的日志只有指标；要有回答，需要一个训练目录（collectors.RunWriter）。",
+    ("generic", "config"): "每步一行的日志不含配置；把训练用的配置以 config*.yaml（或 .json）放在它旁边，就会被读取。",
+    ("verl", "samples"): "verl 只有在设置 `trainer.rollout_data_dir=DIR` 时才导出回答（每步一个 {step}.jsonl）；把那个目录放进"
+                         "训练目录（或直接打开它），就能看到样本和全组同分的 group。",
+    ("verl", "config"): "verl 的文件日志不写配置；grposcope 从训练目录中 Hydra 的 .hydra/config.yaml（outputs/<date>/<time>/）"
+                        "或 main_ppo 在控制台日志里打印的配置读取；这里两者都没有。",
+    ("wandb-online", "samples"): _WANDB_SAMPLES,
+    ("wandb-online", "config"): "W&B 服务器上这次训练的配置是空的：调用 wandb.init 时没有传 config=...",
+    ("wandb", "samples"): _WANDB_SAMPLES,
+    ("wandb", "config"): "训练文件里没有配置记录：调用 wandb.init 时没有传 config=...",
+    ("openrlhf", "samples"): "OpenRLHF 的控制台日志只有每步的指标和每步一条解码后的样本，没有每个 group 的回答；OpenRLHF 写的"
+                             "任何文件都没有。",
+    ("openrlhf", "config"): "OpenRLHF 从 0.8 起在启动时打印参数（Namespace(...)，`strategy.print(args)`）；这份日志里没有"
+                            "（是节选，或是更早的版本）。它的 wandb 训练把参数保存为配置。",
+    ("trl-console", "samples"): "控制台日志只有打印出来的指标；要看 completion，请用 TRL 的 `log_completions=True` 并打开输出目录，"
+                                "或加上 collectors.trl.GrpoScopeCallback。",
+    ("trl-console", "config"): "控制台日志里没有 grposcope 能读的配置；请打开 TRL 的输出目录（training_args.bin）。",
+    ("trl", "samples"): "TRL 只有在 GRPOConfig 里设置 `log_completions=True` 时才写 completion（输出目录中的 "
+                        "completions/*.parquet）；或者把 collectors.trl.GrpoScopeCallback 加进 trainer。",
+    ("trl", "config"): "GRPOConfig 从 training_args.bin 读取，TRL 每次保存 checkpoint 时都会写它；这里没有找到或读不了"
+                       "（见读取问题）。",
+    ("trl", "live"): "TRL 只在保存 checkpoint（save_steps）时写 trainer_state.json，所以新的步到那时才出现；要每记录一步就看到，"
+                     "把 collectors.trl.GrpoScopeCallback 加进 trainer。",
 }
