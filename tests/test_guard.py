@@ -4,7 +4,6 @@ stopped status reads back everywhere (runs table, grpo-diagnose)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -27,9 +26,9 @@ def cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def stopped_run(tmp_path_factory, cache):
     """A verifier that rejects every right answer (FAULT broken_padded_exact): reward 0 from step 0; the run
-    mirrors to wandb (offline) when wandb is installed."""
+    mirrors to wandb (offline; the dev extra installs wandb, so a broken install fails here)."""
     out = tmp_path_factory.mktemp("guard") / "broken"
-    wandb = ["--set", "log.wandb=true"] if importlib.util.find_spec("wandb") else []
+    wandb = ["--set", "log.wandb=true"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_MODE", "offline")
         mp.setenv("WANDB_SILENT", "true")

@@ -181,8 +181,7 @@ def test_suspects_equal_the_loop_on_every_column_kind(kind):
 @pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
 def test_fast_code_equals_the_loop_on_every_sample_run(run):
     s = open_run(run).samples()
-    if s is None:
-        pytest.skip("no samples")
+    assert s is not None and len(s), "every sample run keeps samples (test_sample_runs)"
     # a broken verifier: the same samples with every reward zeroed, so the arithmetic match has work to do
     for frame_ in (s, s.assign(reward=0.0), s.assign(reward=np.where(s["reward"] > 0, 0.0, 1.0))):
         pd.testing.assert_frame_equal(suspects(frame_), loop_suspects(frame_))
@@ -369,8 +368,7 @@ def test_the_guard_reads_its_buffered_rows_as_the_frame_of_them(kind):
 @pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
 def test_same_text_share_equals_the_groupby_on_every_sample_run(run):
     s = open_run(run).samples()
-    if s is None:
-        pytest.skip("no samples")
+    assert s is not None and len(s), "every sample run keeps samples (test_sample_runs)"
     assert share(s) == pytest.approx(groupby_same_text_share(s))
     assert share(s, last_steps=3) == pytest.approx(groupby_same_text_share(s, last_steps=3))
 
@@ -410,8 +408,7 @@ def test_zero_variance_examples_by_hand():
 @pytest.mark.parametrize("run", SAMPLE_RUNS, ids=[p.name for p in SAMPLE_RUNS])
 def test_zero_variance_examples_equal_the_groupby_on_every_sample_run(run):
     s = open_run(run).samples()
-    if s is None or not len(s):
-        pytest.skip("no samples")
+    assert s is not None and len(s), "every sample run keeps samples (test_sample_runs)"
     for step in (int(s["step"].min()), int(s["step"].median()), int(s["step"].max())):
         for frame_ in (s, s.assign(reward=0.0)):
             got, want = _examples(frame_, step), groupby_zero_variance_examples(frame_, step)
