@@ -64,9 +64,6 @@ OURS_NOT_YET: dict[str, str] = {
                               "rollout and 0 on each new rollout's first (the PPO clip bounding 8 reuses), "
                               "policy/kl_ref 0.03-0.3 (one stretch to 3.2 at steps 65-72). The reuse count "
                               "(config_many_reuses) is the finding; a bounded, periodic clip is no explosion",
-    "trl_corpus/too_easy": "zero_variance_groups only info: 50-75% of groups all-pass (reward 0.78 -> 0.97 after a warm "
-                           "start to 99%), downgraded as 'the reward rises'. The run was made to saturate: the "
-                           "saturation (harder prompts) must be reported at warning",
 }
 
 @pytest.fixture(scope="module")
