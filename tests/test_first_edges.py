@@ -29,8 +29,7 @@ BIN = Path(sys.executable).parent  # the environment's console scripts, as pip i
 
 def command(name: str, *args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     exe = BIN / name
-    if not exe.is_file():
-        pytest.skip(f"{exe} is not installed (pip install -e .)")
+    assert exe.is_file(), f"{exe} is not installed: make test installs it (pip install -e .)"
     return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
                           check=False)
 
