@@ -19,11 +19,13 @@ from browser_fixtures import (  # noqa: F401 - fixtures are looked up by name
     page,
     screenshot,
     server,
+    sync_api,
     wait_rendered,
 )
 
 from collectors import open_run
 from dashboard.charts import CHECKLIST
+from dashboard.diagnosis import RULES
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "sample_runs/lr_too_high"  # explodes at step 1: evidence of a constant lr and of the step itself
@@ -163,6 +165,11 @@ def test_samples_all_groups_are_compact_and_top_n_applies(server, page):
     box.press("Enter")
     page.get_by_text("first 24 response(s) in 3 group(s)").first.wait_for(timeout=RENDER_TIMEOUT_MS)
     page.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=RENDER_TIMEOUT_MS)
+    try:  # the blocks of the run before go once this one has drawn
+        page.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stText]')]
+                                  .filter(e => /^step \\d+ · group/.test(e.innerText)).length <= 3""", timeout=15_000)
+    except sync_api.Error:
+        pass  # counted below, where a failure says how many
     screenshot(page, "samples_all_groups")
     heads = [t for t in page.get_by_test_id("stText").all_inner_texts() if re.match(r"step \d+ · group", t)]
     listings = [c for c in page.get_by_test_id("stCode").all_inner_texts() if "│" in c]
@@ -177,3 +184,97 @@ def test_runs_path_serves_the_runs_page(server, page):
     wait_rendered(page, "Runs")
     assert "Page not found" not in page.inner_text("body")
     page.get_by_test_id("stDataFrame").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+
+
+# English the Chinese pages keep: the field's terms the notes write in English (grpo-notes.zh.txt), tool and
+# format names, the language switch's own names. Ids (metric keys, rule ids, config keys, run keys: a '/', '_'
+# or '.' inside) and the runs' names are left out before the check.
+NOTES_TERMS = {
+    "reward", "rewards", "advantage", "advantages", "ratio", "group", "groups", "rollout", "rollouts", "verifier",
+    "old", "log-prob", "log-probs", "clip", "fraction", "clipfrac", "entropy", "epoch", "epochs", "kl", "loss",
+    "policy", "eval", "prompt", "prompts", "completion", "completions", "token", "tokens", "batch", "std", "mean",
+    "pass", "rate", "lr", "grpo", "ppo", "optimizer", "step", "minibatch", "warm-up", "nats", "mann-kendall",
+    "theil-sen", "ci", "bf16", "fp16", "fp32", "vllm", "verl", "trl", "openrlhf", "mode", "collapse", "on-policy",
+    "sequence-level", "stale", "staleness", "grad", "norm", "ema", "markdown", "html", "language", "english", "utc",
+    "estimator", "beta", "actor", "trainer", "reference", "autocast", "cuda", "low", "high", "tau", "nan", "inf",
+    "clip-higher", "max", "min", "hacking", "scale", "mask", "sign", "detached", "curriculum", "adapter",
+    "checkpoint", "base", "model", "raw", "engine", "objective", "response", "sequence", "zero-variance", "eps",
+}
+ZH_PAGES = ["/", "/checklist", "/diagnosis", "/samples", "/config", "/live"]
+
+TEXT_JS = """() => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('[data-testid=stSidebar], [data-testid=stMain]')) {
+      const clone = el.cloneNode(true);
+      clone.querySelectorAll('[data-testid=stCode], [data-testid=stIconMaterial], [data-testid=stDataFrame], svg')
+        .forEach(e => e.remove());
+      out.push(clone.innerText);
+    }
+  };
+  walk(document);
+  document.querySelectorAll('[data-testid=stPlotlyChart] svg text').forEach(t => out.push(t.textContent));
+  return out.join('\\n');
+}"""
+
+
+def english_left(text: str, names: set[str]) -> list[str]:
+    """The English words of `text` that are no id, no run name and no term the notes keep in English."""
+    out = []
+    for w in re.findall(r"(?<![A-Za-z0-9_./])[A-Za-z][A-Za-z0-9_./'\-]*", text):
+        w = w.strip(".'-")
+        if not w or re.search(r"[/_.\d]", w) or w in names or len(w) == 1:
+            continue  # an id, a name, a hash or a number, a variable (G, p)
+        if w.lower() not in NOTES_TERMS and not all(p.lower() in NOTES_TERMS for p in w.split("-")):
+            out.append(w)
+    return out
+
+
+def test_chinese_pages_have_no_english_but_ids_names_and_the_notes_terms(server, browser):
+    """Every page in Chinese for the run with the most findings: the sidebar, titles, captions, evidence
+    sentences, links, chart titles and legends, the Run label; English is left only in metric keys, rule ids,
+    config keys, run names and the terms the notes themselves write in English."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    names = {"lr_too_high", "healthy", "sample_runs", *RULES}
+    found = {}
+    try:
+        for path in ZH_PAGES + ["/compare"]:
+            runs = f"run={RUN}" + ("&run=sample_runs/healthy" if path == "/compare" else "")
+            pg.goto(f"{server}{path}?{runs}&lang=zh")
+            pg.get_by_test_id("stHeading").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+            pg.get_by_test_id("stStatusWidget").wait_for(state="detached", timeout=RENDER_TIMEOUT_MS)
+            if path in ("/checklist", "/diagnosis", "/compare", "/live"):
+                charts_of(pg)
+            screenshot(pg, f"zh{path.replace('/', '_') or '_runs'}")
+            left = english_left(pg.evaluate(TEXT_JS), names)
+            if left:
+                found[path] = sorted(set(left))
+    finally:
+        ctx.close()
+    assert not found, "\n".join(f"{p}: {' '.join(w)}" for p, w in found.items())
+
+
+def test_html_report_shows_every_chart_offline(tmp_path, browser):
+    """grpo-diagnose --format html: one file that Chromium opens with the network cut, every chart drawn."""
+    from dashboard import report
+    from dashboard.diagnosis import diagnose
+
+    run = open_run(str(REPO / RUN))
+    out = tmp_path / "report.html"
+    out.write_text(report.html([report.Item(RUN, diagnose(run), run)], "zh"), encoding="utf-8")
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
+    asked = []
+    try:
+        pg = ctx.new_page()
+        pg.on("request", lambda r: asked.append(r.url))
+        pg.goto(out.as_uri())
+        charts = out.read_text(encoding="utf-8").count('class="plotly-graph-div"')
+        pg.wait_for_function(f"document.querySelectorAll('.plotly-graph-div .main-svg').length >= {2 * charts}",
+                             timeout=RENDER_TIMEOUT_MS)
+        screenshot(pg, "report_lr_too_high_zh")
+        assert charts >= 5
+        assert pg.locator(".plotly-graph-div .js-line").count() >= charts  # each drew its line
+        assert [u for u in asked if not u.startswith(("file:", "data:", "blob:"))] == []
+    finally:
+        ctx.close()

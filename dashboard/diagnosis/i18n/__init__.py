@@ -244,10 +244,14 @@ def _answer_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
 
 def answer_text(english: str, lang: str) -> str:
     """An answer to a configuration question in `lang`, by the catalog's patterns (config keys and values
-    carried over); English when none matches."""
+    carried over), clause by clause ("; ") when the whole has none; English where none matches."""
     if _catalog(lang) is None:
         return english
-    return _by_pattern(english, _answer_patterns(lang), lang) or english
+    whole = _by_pattern(english, _answer_patterns(lang), lang)
+    if whole is not None:
+        return whole
+    parts = english.split("; ")  # an answer of several clauses: each by the patterns
+    return label("list_sep", lang).join(_by_pattern(p, _answer_patterns(lang), lang) or p for p in parts)
 
 
 def localise(diagnosis: Any, lang: str) -> Any:
