@@ -13,6 +13,7 @@ The most frequent failure sites are listed under the table.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from fuzz.harness import Tally, fuzz_source, merge, report, run_isolated
+from fuzz.mutators import MUTATORS, ONLY_ENV
 from fuzz.seeds import NO_FILES, default_roots, find_seeds
 
 KINDS = ["opened", "refused", "unhandled", "timeout", "memory", "message", "abort"]
@@ -42,7 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--limit-s", type=float, default=10.0, help="CPU seconds per case")
     ap.add_argument("--source", action="append", help="only these sources (default: every registered one)")
+    ap.add_argument("--mutators", default=None, metavar="NAME,NAME",
+                    help=f"only these mutations (of: {', '.join(sorted(MUTATORS))}); case i is then another case")
     args = ap.parse_args(argv)
+    if args.mutators:
+        unknown = sorted(set(args.mutators.split(",")) - set(MUTATORS))
+        if unknown:
+            ap.error(f"--mutators: unknown {', '.join(unknown)}")
+        os.environ[ONLY_ENV] = args.mutators  # the slices' processes inherit it
     with tempfile.TemporaryDirectory(prefix="fuzz-seeds-") as gen:
         seeds = find_seeds(default_roots(Path(gen)))
         names = [n for n in sorted(seeds) if not args.source or n in args.source]

@@ -143,8 +143,8 @@ def read_meta(folder: Path) -> RunMeta:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise RunError(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    except ValueError as e:  # an integer of thousands of digits: Python refuses to parse it
-        raise RunError(f"{path}: not valid JSON ({e})") from None
+    except ValueError:  # an integer of thousands of digits: Python refuses to parse it
+        raise RunError(f"{path}: not valid JSON (a number of more than 4,300 digits)") from None
     except RecursionError:
         raise RunError(f"{path}: not valid JSON (nested too deeply)") from None
     return RunMeta.from_json(obj, str(path))

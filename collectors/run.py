@@ -212,6 +212,8 @@ class Run:
         """Read what is new since the last call; return the number of new metric rows read."""
         n = 0
         for chunk in self._read_new():
+            if chunk.columns.has_duplicates:
+                chunk = self._one_column_each(chunk)
             if new_nans := chunk.attrs.get(NAN_AT):
                 # copied, not updated in place: a page drawing the run from another thread keeps a whole one
                 self.nan_at = {**self.nan_at, **{k: self.nan_at.get(k, set()) | set(v) for k, v in new_nans.items()}}
@@ -235,6 +237,22 @@ class Run:
         rule fires, by replaying a finished run step by step.
         """
         return _Prefix(self, step)
+
+    def _one_column_each(self, chunk: pd.DataFrame) -> pd.DataFrame:
+        """A chunk holding two columns of one name (a reader renamed two keys alike) as one column each, the
+        first value of a step winning; a note names them. The table could not hold such a chunk."""
+        out: dict[str, pd.Series] = {}
+        for i, name in enumerate(chunk.columns):
+            col = chunk.iloc[:, i]
+            out[name] = col if name not in out else out[name].combine_first(col)
+        twice = list(dict.fromkeys(chunk.columns[chunk.columns.duplicated()]))
+        problem = Problem("metrics", f"{', '.join(map(str, twice[:5]))}: two columns of one name; one kept, the "
+                                     "first value of a step")
+        if problem not in self.problems:
+            self.problems.append(problem)
+        frame = pd.DataFrame(out, index=chunk.index)
+        frame.attrs = dict(chunk.attrs)
+        return frame
 
     def _note_duplicates(self) -> None:
         _ = self.metrics  # merge now, so duplicates are known

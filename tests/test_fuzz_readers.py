@@ -11,6 +11,7 @@ CI runs GRPOSCOPE_FUZZ_CASES cases per reader (300 by default) with records of 2
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from fuzz import mutators
@@ -62,8 +63,51 @@ def test_mutations_are_reproducible_and_each_changes_the_file():
     for name, fn in MUTATORS.items():
         changed = sum(fn(data, random.Random(i)) != data for i in range(20))
         assert changed >= 15, name
-    deep = MUTATORS["deep_nesting"](data, random.Random(0))
-    assert deep.count(b"[") >= DEEP
+    depths = {max(out.count(b"["), out.count(b"{")) for out in (MUTATORS["deep_nesting"](data, random.Random(i))
+                                                              for i in range(40))}
+    assert max(depths) >= DEEP and min(depths) < 1000  # far past the recursion limit, and just under it
+
+
+def test_the_new_families_reach_inside_every_format(tmp_path):
+    """Duplicate keys after renames, lone surrogates, huge integers and deep nesting reach what each format's
+    reader parses: a TensorBoard `args` text or hparams summary and a wandb config item or history value (the
+    file framed again with valid checksums, so the edit is read, not refused as damage), a JSON line, a console
+    line, a Parquet column."""
+    import random
+
+    from fuzz import formats
+
+    from collectors.readers.wandb.framing import RecordReader
+
+    summary = pytest.importorskip("torch.utils.tensorboard").SummaryWriter(log_dir=str(tmp_path / "tb"))
+    summary.add_text("args", '{"learning_rate": 1e-06, "seed": 42}', 0)
+    for s in range(5):
+        summary.add_scalar("train/reward", 0.1 * s, s)
+    summary.close()
+    tb = next((tmp_path / "tb").glob("events.out.tfevents.*")).read_bytes()
+    wandb = formats.wandb_frame([formats.history_record(s, {"train/loss": "0.5"}) for s in range(1, 4)])
+    jsonl = b'{"step": 1, "data": {"actor/lr": 0.5, "note": "x"}}\n{"step": 2, "data": {"actor/lr": 0.25}}\n'
+    console = b"step:1 - actor/lr:0.5 - critic/score/mean:0.1\nstep:2 - actor/lr:0.25 - critic/score/mean:0.2\n"
+    for name in ("renamed_duplicate", "lone_surrogate", "huge_integer", "deep_nesting"):
+        framed = [o for o in (MUTATORS[name](tb, random.Random(i)) for i in range(12)) if o != tb
+                  and formats.tb_records(o) is not None]  # framed anew, every record whole
+        assert len(framed) >= 8, name  # deep_nesting splices raw bytes in a fifth of its cases
+        outs = [MUTATORS[name](wandb, random.Random(i)) for i in range(12)]
+        whole = 0
+        for i, o in enumerate(outs):
+            (tmp_path / f"{name}{i}.wandb").write_bytes(o)
+            reader = RecordReader(tmp_path / f"{name}{i}.wandb")
+            whole += len(reader.read()) >= 3 and reader.error is None
+        assert whole >= 8, name
+        for data in (jsonl, console):
+            assert sum(MUTATORS[name](data, random.Random(i)) != data for i in range(12)) >= 10, name
+    texts = [MUTATORS["lone_surrogate"](jsonl, random.Random(i)) for i in range(20)]
+    assert any(b"\\ud" in t.lower() for t in texts)
+    dups = [MUTATORS["renamed_duplicate"](jsonl, random.Random(i)) for i in range(100)]
+    keys = [sum(d.count(k) for k in (b'"actor/lr"', b'"note"', b'"step"', b'"data"')) for d in dups]
+    assert any(b'(1e-4)"' in d for d in dups) and max(keys) > 7  # a scaled name; a name twice as it was
+    huge = [MUTATORS["huge_integer"](console, random.Random(i)) for i in range(10)]
+    assert any(re.search(rb"\d{4301}", h) for h in huge)
 
 
 def test_a_case_that_kills_its_process_costs_that_case_not_the_run():

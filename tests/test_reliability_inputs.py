@@ -202,9 +202,13 @@ JSON_LINES = {  # the third line (step 3, loss 1/3, note "@") -> the odd line, w
     "a text value holding bytes that are not UTF-8": (lambda line: line.replace(b'"@"', b'"caf\xe9\xff\xfe"'), None),
     "a text value of 5 MB": (lambda line: line.replace(b'"@"', b'"' + b"y" * LONG + b'"'), None),
     "a loss nested 50,000 deep": (lambda line: line.replace(b"0.3333333333333333", b"[" * 50_000 + b"]" * 50_000),
-                                  "line 3: not JSON (maximum recursion depth"),
-    "a line of bytes that are not UTF-8": (lambda line: b"\xff\xfe\xfd\x80", "line 3: not JSON ('utf-8' codec can't decode"),
-    "a line of 5 MB that is no JSON": (lambda line: b"x" * LONG, "line 3: not JSON (Expecting value)"),
+                                  "line 3: nested deeper than about 1,000 levels"),
+    # as objects: pyarrow's JSON reader overflows its stack on these (the process dies), so it never sees them
+    "a loss nested 50,000 deep in objects": (
+        lambda line: line.replace(b"0.3333333333333333", b'{"a": ' * 50_000 + b"1" + b"}" * 50_000),
+        "line 3: nested deeper than about 1,000 levels"),
+    "a line of bytes that are not UTF-8": (lambda line: b"\xff\xfe\xfd\x80", "line 3: bytes that are not UTF-8 (byte 1)"),
+    "a line of 5 MB that is no JSON": (lambda line: b"x" * LONG, "line 3: not JSON (Expecting value at character 1)"),
 }
 
 
@@ -270,3 +274,124 @@ def test_odd_lines_in_a_console_log_are_passed_over(tmp_path, source):
     clean, odd = open_run(real, source=source).metrics, open_run(f, source=source).metrics
     assert len(clean) > 100
     pd_testing.assert_frame_equal(odd, clean)
+
+
+# -- what a second fuzzer found (issue 28), met as a user meets it: the installed commands on real files ----------
+BIN = Path(sys.executable).parent  # the console scripts pip installed beside this interpreter
+
+
+def cli(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    if not (BIN / name).is_file():
+        pytest.skip(f"{BIN / name} is not installed (pip install -e .)")
+    return subprocess.run([str(BIN / name), *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def diagnosed(target: Path, cwd: Path) -> dict:
+    """grpo-diagnose TARGET --format json: read (exit 0, or 3 when too short to judge), no traceback."""
+    out = cli("grpo-diagnose", str(target), "--format", "json", cwd=cwd)
+    assert out.returncode in (0, 3) and out.stderr == "", out.stderr[-2000:]
+    (d,) = json.loads(out.stdout).values()
+    return d
+
+
+def imported(target: Path, cwd: Path) -> tuple[object, dict]:
+    """grpo-import TARGET into a fresh run folder: (the run read back, its run.json)."""
+    out = cli("grpo-import", str(target), "--to", str(cwd / "imported"), cwd=cwd)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    return load_run(cwd / "imported"), json.loads((cwd / "imported" / "run.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("fmt", ["verl JSONL", "verl console"])
+def test_two_keys_of_a_row_renamed_alike_are_one_column_and_a_note(tmp_path, fmt):
+    """Older verl logs `actor/lr(1e-4)` (0.01 x 1e-4) beside `actor/lr`; a `step` inside verl's `data` beside the
+    line's own. Renamed, each pair was two columns of one name: 'DataFrame' object has no attribute 'dtype'."""
+    steps = range(1, 31)
+    if fmt == "verl JSONL":
+        f = tmp_path / "metrics.jsonl"
+        f.write_text("".join(json.dumps({"step": s, "data": {"actor/lr": 1e-6, "actor/lr(1e-4)": 0.02, "step": 99,
+                                                             "critic/score/mean": 0.01 * s}}) + "\n" for s in steps))
+    else:
+        f = tmp_path / "main_ppo.log"
+        f.write_text("".join(f"(TaskRunner pid=7) step:{s} - actor/lr:1e-06 - actor/lr(1e-4):0.02 - "
+                             f"critic/score/mean:{0.01 * s}\n" for s in steps))
+    d = diagnosed(f, tmp_path)
+    assert d["steps"] == 30
+    assert any("actor/lr logged twice in one row" in n and "one column, the first value of a row kept" in n
+               for n in d["notes"]), d["notes"]
+    if fmt == "verl JSONL":
+        assert any("step logged twice in one row" in n for n in d["notes"]), d["notes"]
+    run, _ = imported(f, tmp_path)
+    m = run.metrics
+    assert m["step"].tolist() == list(steps) and m["optim/lr"].tolist() == [1e-6] * 30  # the line's step, the first
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_lone_surrogate_in_a_generic_log_is_replaced_and_noted(tmp_path, suffix):
+    """JSON's `\\ud800` is valid JSON but no UTF-8 text: pandas' and pyarrow's strings refused it
+    ("surrogates not allowed") and so did every file writer."""
+    rows = [f'{{"step": {s}, "lo\\ud800ss": {1 / s}, "reward": {0.01 * s}, "note": "\\udc00 x"}}' for s in range(1, 31)]
+    f = tmp_path / f"metrics{suffix}"
+    f.write_text("\n".join(rows) + "\n" if suffix == ".jsonl" else "[" + ",\n".join(rows) + "]\n")
+    d = diagnosed(f, tmp_path)
+    assert d["steps"] == 30 and any("replaced by U+FFFD" in n for n in d["notes"]), d["notes"]
+    run, _ = imported(f, tmp_path)
+    assert run.metrics["lo\ufffdss"].tolist()[:2] == [1.0, 0.5] and "note" not in run.metrics
+
+
+POISONED_CONFIG = ('{"learning_rate": 1e-06, "seed": 42, "big": 1' + "0" * 4999 + ', "deep": ' + "[" * 200 + "]" * 200
+                   + ', "nested": {"ok": 1, "huge": -' + "9" * 5000 + '}, "na\\ud800me": "x\\udc00"}')
+
+
+def test_a_tensorboard_config_text_with_a_huge_number_or_deep_nesting_keeps_the_rest(tmp_path):
+    """transformers writes the config as the `args` text summary; a 5,000-digit integer in it raised
+    "Exceeds the limit (4300 digits)", nesting past ~1,000 levels a RecursionError, and the event file was "no
+    run". Now the key is skipped with a note; the config without it and every scalar are read."""
+    tb = pytest.importorskip("torch.utils.tensorboard")
+    for name, text in (("run", POISONED_CONFIG), ("unreadable", '{"a": ' + "[" * 50_000 + "]" * 50_000 + "}")):
+        w = tb.SummaryWriter(log_dir=str(tmp_path / name))
+        w.add_text("args", text, 0)
+        for s in range(1, 31):
+            w.add_scalar("train/reward", 0.01 * s, s)
+        w.close()
+    d = diagnosed(tmp_path / "run", tmp_path)
+    assert d["steps"] == 30
+    notes = [n.split(": ", 1)[1] for n in d["notes"] if n.startswith("args/text_summary: ")]
+    assert sorted(notes) == sorted([
+        "config key 'big': a number of 5,000 digits (more than 4,300); skipped",
+        "config key 'deep': nested more than 32 levels deep; skipped",
+        "config key 'nested.huge': a number of 5,000 digits (more than 4,300); skipped",
+        "2 lone surrogate(s) (text no UTF-8 can hold) replaced by U+FFFD"]), d["notes"]
+    _, meta = imported(tmp_path / "run", tmp_path)
+    assert meta["config"] == {"learning_rate": 1e-06, "seed": 42, "nested.ok": 1, "na\ufffdme": "x\ufffd"}
+    d = diagnosed(tmp_path / "unreadable", tmp_path)
+    assert d["steps"] == 30 and "args/text_summary: nested deeper than about 1,000 levels; config not read" in \
+        d["notes"], d["notes"]
+
+
+def test_a_wandb_config_item_with_a_huge_number_or_deep_nesting_is_skipped_and_named(tmp_path):
+    """A wandb run file whose config items hold a 5,000-digit integer, nesting past Python's recursion limit, or
+    a lone surrogate: each such key skipped and named; the history is read."""
+    pytest.importorskip("wandb.proto.wandb_internal_pb2")
+    from fuzz.formats import history_record, wandb_frame
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    items = {"lr": '{"value": 1e-06}', "big": '{"value": ' + "1" * 5000 + "}",
+             "deep": '{"value": ' + "[" * 5000 + "]" * 5000 + "}", "name": '{"value": "a\\ud800b"}',
+             "model": '{"value": {"layers": 2, "width": -' + "7" * 4400 + "}}"}
+    config = pb.Record(config=pb.ConfigRecord(update=[pb.ConfigItem(key=k, value_json=v) for k, v in items.items()]))
+    records = [config.SerializeToString()] + [history_record(s, {"train/reward": repr(0.01 * s)}) for s in range(1, 31)]
+    folder = tmp_path / "wandb" / "offline-run-20260101_000000-abc"
+    folder.mkdir(parents=True)
+    (folder / "run-abc.wandb").write_bytes(wandb_frame(records))
+    d = diagnosed(folder, tmp_path)
+    assert d["steps"] == 30
+    notes = [n.split(": ", 1)[1] for n in d["notes"] if n.startswith("run-abc.wandb: config")]
+    assert sorted(notes) == sorted([
+        "config key 'big': a number of 5,000 digits (more than 4,300); skipped",
+        "config key 'deep': nested deeper than about 1,000 levels; skipped",
+        "config key 'model.width': a number of 4,400 digits (more than 4,300); skipped",
+        ("config: 1 lone surrogate(s) (\\u escapes of half a character, which no UTF-8 text holds) replaced by "
+         "U+FFFD")]), d["notes"]
+    _, meta = imported(folder, tmp_path)
+    assert meta["config"] == {"lr": 1e-06, "name": "a\ufffdb", "model.layers": 2}

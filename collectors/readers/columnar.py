@@ -7,13 +7,14 @@ write of a (step, column) wins, a logged NaN is listed in `attrs[NAN_AT]`, a nul
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from collectors.readers.keymap import TRAINER_SUMMARY_KEYS, family_name
+from collectors.readers.keymap import TRAINER_SUMMARY_KEYS, family_name, to_number
 from collectors.run import NAN_AT
 
 WALL = "wall_time"
@@ -80,8 +81,12 @@ class Points:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(steps, codes, values, orders) of every point; the list points first, so `nulls` index them."""
+        try:
+            values = np.asarray(self.values, dtype=np.float64)
+        except OverflowError:  # an integer beyond float (10**400): a signed infinity, as in every reader
+            values = np.array([math.nan if v is None else to_number(v) for v in self.values], dtype=np.float64)
         parts = [(np.asarray(self.steps, dtype=np.int64), np.asarray(self.codes, dtype=np.int64),
-                  np.asarray(self.values, dtype=np.float64), np.asarray(self.orders, dtype=np.int64)), *self.blocks]
+                  values, np.asarray(self.orders, dtype=np.int64)), *self.blocks]
         return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))  # type: ignore[return-value]
 
     def code(self, tag: str) -> int:
@@ -93,6 +98,15 @@ class Points:
 
     def __post_init__(self) -> None:
         self._index: dict[str, int] = {t: i for i, t in enumerate(self.tags)}
+
+
+OWN_COLUMNS = ("step", "_seq")  # the table's own: a tag or key renamed to one of them is left out, not a metric
+
+
+def own_column_tags(points: Points, column: Callable[[str], str | None]) -> list[str]:
+    """The tags that `column` names like a column of the table's own (`train/step` -> step): left out of the
+    metrics by `pivot`, for the reader to say so."""
+    return [t for t in points.tags if column(t) in OWN_COLUMNS]
 
 
 def column_of(tag: str) -> str | None:
@@ -115,7 +129,7 @@ def pivot(points: Points, column: Callable[[str], str | None] = column_of) -> pd
     steps, codes, values, orders = points.arrays()
     if not len(steps):
         return pd.DataFrame()
-    names = [column(t) for t in points.tags]
+    names = [None if (n := column(t)) in OWN_COLUMNS else n for t in points.tags]  # a tag `train/step`: no metric
     columns = list(dict.fromkeys(n for n in names if n is not None))
     col_of_code = np.array([columns.index(n) if n is not None else -1 for n in names], dtype=np.int64)
     cols = col_of_code[codes]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import random
+import re
 import resource
 import signal
 import time
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.meta import RunError
-from collectors.sources import detect_source, open_run
+from collectors.sources import detect_source, launches_of, open_run, split_launch
 from dashboard.diagnosis import diagnose
 from fuzz.mutators import mutate
 from fuzz.seeds import copy_seed
@@ -79,16 +80,44 @@ def _where(exc: BaseException) -> str:
     return f"{type(exc).__name__} @ {module}.{f.name}"
 
 
-def _read_all(target: Path, source: str, tally: Tally) -> None:
+# Python's own words: an exception's text passed on instead of what is wrong with the file
+_INTERNAL = re.compile(r"Traceback|codec can't|Exceeds the limit|maximum recursion depth|has no attribute|"
+                       r"surrogates not allowed|object is not|not supported between|unhashable type|"
+                       r"index out of range|NoneType|\b(?:[A-Z][a-z]+)+(?:Error|Exception)\b")
+
+
+def internal_words(text: str) -> str | None:
+    """The piece of `text` that is Python's message rather than words about the file, or None."""
+    m = _INTERNAL.search(text)
+    return m.group() if m else None
+
+
+def _read_all(target: Path, source: str, tally: Tally, mutated: Path | None = None) -> list:
+    """Open, read, diagnose and refresh the target as grpo-diagnose and the dashboard do: a target holding
+    several launches (a TensorBoard logdir a sweep wrote into, a wandb/ folder of run folders) is each of its
+    launches, of which the one holding the mutated file is read (the others are the seed as it was)."""
     detect_source(target)  # detection must not raise either
-    run = open_run(target, source=source)
-    _ = run.metrics
-    run.samples()
-    verdict = diagnose(run)
-    for nj in verdict.not_judged:
-        if "the rule failed" in nj.reason:
-            tally.rule_failures[nj.rule_id] += 1
-    run.refresh()
+    launches = launches_of(target, source)
+    if len(launches) > 1:
+        launches = [t for t in launches if mutated is None or _holds(t, mutated)] or launches[:1]
+    runs = []
+    for one in launches or [target]:
+        run = open_run(one, source=source)
+        _ = run.metrics
+        run.samples()
+        verdict = diagnose(run)
+        for nj in verdict.not_judged:
+            if "the rule failed" in nj.reason:
+                tally.rule_failures[nj.rule_id] += 1
+        run.refresh()
+        runs.append(run)
+    return runs
+
+
+def _holds(launch: str, mutated: Path) -> bool:
+    """Whether the launch target `launch` (FOLDER#LAUNCH, or a sub-folder) reads the file `mutated`."""
+    base, lid = split_launch(launch)
+    return lid in mutated.name if lid else Path(base) in mutated.parents
 
 
 def _names_the_file(message: str, target: Path, mutated: Path) -> bool:
@@ -109,13 +138,19 @@ def run_case(source: str, seed: Path, case: int, workdir: Path, tally: Tally, li
     kind, where = "opened", ""
     try:
         with time_limit(limit_s, cpu):
-            _read_all(target, source, tally)
+            runs = _read_all(target, source, tally, mutated)
+        notes = [str(p) for run in runs for p in run.problems]
+        if said := next(((w, n) for n in notes if (w := internal_words(n))), None):
+            kind, where = "message", f"a reader note in Python's words ({said[0]!r})"
+            repro += f" -> {said[1][:200]!r}"
     except CaseTimeout:
         kind, where = "timeout", f"timeout ({how})"
     except RunError as e:
         kind = "refused"
         if "\n" in str(e) or not _names_the_file(str(e), target, mutated):
             kind, where = "message", f"RunError message not one line naming the file: {str(e)[:200]!r}"
+        elif said := internal_words(str(e)):
+            kind, where = "message", f"RunError in Python's words ({said!r}): {str(e)[:160]!r}"
     except Exception as e:  # noqa: BLE001 - any other exception is exactly what the fuzzing looks for
         kind, where = "unhandled", _where(e)
     tally.slowest_s = max(tally.slowest_s, time.perf_counter() - start)

@@ -9,14 +9,17 @@ and wandb's record log; the text-aware ones fall back to byte edits where the fi
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from collections.abc import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 Mutator = Callable[[bytes, random.Random], bytes]
+ONLY_ENV = "GRPOSCOPE_FUZZ_MUTATORS"
 MUTATORS: dict[str, Mutator] = {}
 
 # Values a reader must decide about on purpose: out of float range, beyond int64, non-finite spelled every
@@ -111,15 +114,13 @@ def wrong_type(data: bytes, rng: random.Random) -> bytes:
 
 @mutator
 def deep_nesting(data: bytes, rng: random.Random) -> bytes:
-    """Nesting deeper than Python's recursion limit, as text (valid JSON) or spliced into the bytes."""
-    deep = b"[" * DEEP + b"]" * DEEP
-    doc, where = _json_piece(data, rng)
-    if doc is None or rng.random() < 0.3:
+    """Nesting from 60 levels to far past Python's recursion limit (DEPTHS), lists or objects: as a value of a
+    JSON document or line, of a TensorBoard `args` text or hparams summary, of a wandb config item or history
+    value, or spliced into the bytes."""
+    if rng.random() < 0.2:
         p = _pos(data, rng)
-        return data[:p] + deep + data[p:]
-    marker = "\x00deep\x00"
-    text = json.dumps(_replace_value(doc, rng, lambda: marker)).encode()
-    return _put_json(data, where, None, raw=text.replace(json.dumps(marker).encode(), deep, 1))
+        return data[:p] + b"[" * DEEP + b"]" * DEEP + data[p:]
+    return _poison(data, rng, lambda: _deep(rng))
 
 
 @mutator
@@ -176,9 +177,232 @@ def parquet_types(data: bytes, rng: random.Random) -> bytes:
     return out.getvalue().to_pybytes()
 
 
+@mutator
+def huge_integer(data: bytes, rng: random.Random) -> bytes:
+    """An integer of more than 4,300 digits (past what Python's int() converts): in place of a number of a text,
+    as a value of a JSON document or line, of a TensorBoard `args` text or hparams summary, of a wandb config
+    item or history value."""
+    if _json_piece(data, rng)[0] is None and _text_like(data) and rng.random() < 0.7:
+        spans = [m.span() for m in _NUMBER.finditer(data, 0, 1 << 20)]
+        if spans:
+            a, b = rng.choice(spans)
+            return data[:a] + _huge(rng) + data[b:]
+    return _poison(data, rng, lambda: _huge(rng))
+
+
+@mutator
+def lone_surrogate(data: bytes, rng: random.Random) -> bytes:
+    """A lone UTF-16 surrogate: JSON's escape `\\ud800` (valid JSON whose text no UTF-8 can hold) in a key or a
+    text value of a JSON document or line, a TensorBoard `args` text, a wandb config item or history value;
+    in a Parquet text column as its CESU-8 bytes; in a console log inside a metric's name (a Python dict printed
+    by TRL holds it as an escape too)."""
+    if data.startswith(b"PAR1"):
+        out = _parquet_surrogate(data, rng)
+        if out is not None:
+            return out
+    escape = rng.choice(SURROGATES)
+    strings = [m.span() for m in _JSON_STRING.finditer(data, 0, 1 << 20)] if not _binary_format(data) else []
+    if strings and rng.random() < 0.6:  # inside a key or a text as it lies: JSON, a printed dict, a CSV cell
+        a, b = rng.choice(strings)
+        p = rng.randint(a + 1, b - 1)
+        return data[:p] + escape + data[p:]
+    if not _binary_format(data) and _json_piece(data, rng)[0] is None:
+        keys = [m.start("key") for m in _KEY_VALUE.finditer(data, 0, 1 << 20)]
+        if keys:
+            p = rng.choice(keys) + 1
+            return data[:p] + rng.choice([escape, b"\xed\xa0\x80"]) + data[p:]
+    return _poison(data, rng, lambda: b'"' + escape + rng.choice([b"", b"x", b"\\u00e9"]) + b'"')
+
+
+@mutator
+def renamed_duplicate(data: bytes, rng: random.Random) -> bytes:
+    """A key logged twice in one row under names that land on one column once renamed: verl's scaled
+    `actor/lr(1e-4)` beside `actor/lr`, another case or separator (`Reward`, `avg response len`), a logger
+    prefix added or dropped, the canonical name beside the logged one, the same name twice in one JSON object,
+    a nested object beside its flattened name, a step or bookkeeping key (`step`, `_seq`, `wall_time`,
+    `_timestamp`) among the metrics. In JSON, console logs (key: value, key=value, printed dicts), Parquet
+    columns, TensorBoard tags and wandb history items."""
+    from fuzz import formats
+
+    variant = lambda key: key_variant(key, rng)
+    if (out := formats.tb_rename_edit(data, rng, variant)) is not None:
+        return out
+    if (out := formats.wandb_history_edit(data, rng, variant=variant)) is not None:
+        return out
+    if data.startswith(b"PAR1"):
+        return _parquet_duplicate(data, rng, variant)
+    doc, where = _json_piece(data, rng)
+    if doc is not None:
+        return _put_json(data, where, None, raw=_json_with_key(doc, rng, variant))
+    matches = list(_KEY_VALUE.finditer(data, 0, 1 << 20))
+    if not matches:
+        return duplicate_span(data, rng)
+    m = rng.choice(matches)
+    key = m["key"].decode("utf-8", "replace")
+    new = variant(key).encode("utf-8", "surrogatepass")
+    quote = m["quote"] or b""
+    after = data[m.end():m.end() + 3]
+    gap = b" - " if after.startswith(b" - ") else b", " if after[:1] in (b",", b"}") else b" "
+    pair = gap + quote + new + quote + m["sep"] + m["value"]
+    return data[:m.end()] + pair + data[m.end():]
+
+
+def key_variant(key: str, rng: random.Random) -> str:
+    """Another name for `key` that a reader maps to the same column (or to a column it keeps for itself)."""
+    from collectors.readers.synonyms import canonical
+
+    bare = key.split("/", 1)[-1]
+    return rng.choice([
+        f"{key}(1e-4)",  # verl: actor/lr(1e-4) is actor/lr scaled
+        key.upper(), key.replace("_", " ").title(), key.replace("_", "-"),  # the synonyms' normalisation
+        f"train/{key}", bare, f"train/{bare}",  # a logger prefix added or dropped
+        canonical(key, {}),  # our own name for it, logged beside it
+        key, key,  # the very same name again
+        *rng.sample(RESERVED_KEYS, 2),
+    ])
+
+
+RESERVED_KEYS = ["step", "train/step", "_step", "global_step", "train/global_step", "iteration", "_seq",
+                 "wall_time", "_timestamp", "_runtime", "data", "step(1e-4)", "epoch"]
+SURROGATES = [b"\\ud800", b"\\udfff", b"\\udc00", b"\\ud83d", b"\\uDBFF"]  # high without low, low alone
+HUGE_DIGITS = [4_301, 5_000, 50_000]
+DEPTHS = [60, 500, 990, 3_000, DEEP]
+_JSON_STRING = re.compile(rb'"[^"\\\n]{1,64}"')
+# `key: 1.5`, `key=1.5`, `'key': 1.5`, `"key": 1.5`: a logged metric in a console line, a printed dict or JSON
+_KEY_VALUE = re.compile(rb"(?P<quote>['\"]?)(?P<key>[A-Za-z_][\w/.\-]{0,60})(?P=quote)(?P<sep>\s?[:=]\s?)"
+                        rb"(?P<value>-?\d[\d.eE+\-]{0,30})")
+
+
+def _huge(rng: random.Random) -> bytes:
+    digits = rng.choice(HUGE_DIGITS)
+    return rng.choice([b"", b"-"]) + b"1" + b"0" * (digits - 1) + rng.choice([b"", b"", b".5", b"e3"])
+
+
+def _deep(rng: random.Random) -> bytes:
+    depth = rng.choice(DEPTHS)
+    if rng.random() < 0.5:
+        return b"[" * depth + b"1" + b"]" * depth
+    return b'{"a": ' * depth + b"1" + b"}" * depth
+
+
+def _binary_format(data: bytes) -> bool:
+    from fuzz import formats
+
+    return data.startswith((b"PAR1", formats._WB_HEADER)) or formats.is_event_file(data) or b"\x00" in data[:4096]
+
+
+def _text_like(data: bytes) -> bool:
+    return not _binary_format(data)
+
+
+def _poison(data: bytes, rng: random.Random, poison) -> bytes:
+    """`poison()` (raw JSON text) where a reader parses JSON: a TensorBoard config text or hparams summary, a
+    wandb config item or history value, a value of a JSON document or line; else spliced into the bytes."""
+    from fuzz import formats
+
+    if (out := formats.tb_config_edit(data, rng, poison)) is not None:
+        return out
+    if data.startswith(formats._WB_HEADER):
+        edit = rng.choice([formats.wandb_config_edit, formats.wandb_config_edit, formats.wandb_history_edit])
+        if (out := edit(data, rng, poison)) is not None:
+            return out
+    doc, where = _json_piece(data, rng)
+    if doc is not None:
+        return _put_json(data, where, None, raw=formats.poisoned_json(json.dumps(doc).encode(), rng, poison))
+    p = _pos(data, rng)
+    return data[:p] + poison() + data[p:]
+
+
+def _json_with_key(doc: object, rng: random.Random, variant) -> bytes:
+    """`doc` as JSON text with a key added to one of its objects: a variant of one of that object's keys,
+    with a copy of its value (or a number), possibly as a nested object beside a dotted name."""
+    objects: list[dict] = []
+
+    def walk(node: object, depth: int) -> None:
+        if len(objects) > 2000 or depth > 20:
+            return
+        if isinstance(node, dict):
+            objects.append(node)
+        for v in node.values() if isinstance(node, dict) else node if isinstance(node, list) else ():
+            walk(v, depth + 1)
+
+    walk(doc, 0)
+    objects = [o for o in objects if o] or objects
+    if not objects:
+        return json.dumps(doc).encode()
+    target = rng.choice(objects)
+    key = rng.choice(list(target)) if target else "loss"
+    value = target.get(key, 1.5)
+    marker = "\x00dup\x00"
+    target[marker] = marker
+    text = json.dumps(doc).encode()
+    new = variant(key)
+    sep = "." if "." in new else "/" if "/" in new else None
+    if sep and rng.random() < 0.3:  # {"a": {"b": v}} beside "a.b": the same column once flattened
+        head, tail = new.split(sep, 1)
+        pair = json.dumps({head: {tail: value}})[1:-1]
+    else:
+        pair = f"{json.dumps(new)}: {json.dumps(rng.choice([value, 0.5, 'x', None]))}"
+    return text.replace(f"{json.dumps(marker)}: {json.dumps(marker)}".encode(), pair.encode(), 1)
+
+
+def _parquet_table(data: bytes):
+    try:
+        return pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError):
+        return None
+
+
+def _parquet_bytes(table) -> bytes:
+    out = pa.BufferOutputStream()
+    pq.write_table(table, out)
+    return out.getvalue().to_pybytes()
+
+
+def _parquet_duplicate(data: bytes, rng: random.Random, variant) -> bytes:
+    """A column added under a variant of another's name (the same name included), holding its values."""
+    table = _parquet_table(data)
+    if table is None or not table.num_columns:
+        return wrong_type(data, rng)
+    i = rng.randrange(table.num_columns)
+    table = table.append_column(variant(table.column_names[i]), table.column(i))
+    try:
+        return _parquet_bytes(table)
+    except (pa.ArrowException, OSError):
+        return data
+
+
+def _parquet_surrogate(data: bytes, rng: random.Random) -> bytes | None:
+    """A text column (or a column's name) holding the CESU-8 bytes of a lone surrogate, as a writer that
+    encoded with `surrogatepass` leaves them."""
+    table = _parquet_table(data)
+    if table is None or not table.num_columns:
+        return None
+    texts = [i for i, t in enumerate(table.schema.types) if pa.types.is_string(t) or pa.types.is_large_string(t)]
+    if not texts or rng.random() < 0.3:
+        i = rng.randrange(table.num_columns)
+        names = list(table.column_names)
+        names[i] += rng.choice(["\\ud800", "\ufffd"])  # Arrow names are UTF-8: the escape as text, or U+FFFD
+        try:
+            return _parquet_bytes(table.rename_columns(names))
+        except (pa.ArrowException, OSError):
+            return None
+    i = rng.choice(texts)
+    n = table.num_rows
+    values = [b"\xed\xa0\x80" + rng.choice([b"", b"x", b"\xed\xbf\xbf"]) for _ in range(n)]
+    offsets = np.cumsum([0] + [len(v) for v in values]).astype(np.int32)
+    arr = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(values))])
+    try:
+        return _parquet_bytes(table.set_column(i, table.schema.field(i).name, arr))
+    except (pa.ArrowException, OSError):
+        return None
+
+
 def mutate(data: bytes, rng: random.Random) -> tuple[str, bytes]:
-    """(mutator name, mutated bytes); sometimes two mutations in a row."""
-    names = sorted(MUTATORS)
+    """(mutator name, mutated bytes); sometimes two mutations in a row. GRPOSCOPE_FUZZ_MUTATORS (names, comma
+    separated) limits the choice to those (`fuzz_readers.py --mutators`); case i is then another mutation."""
+    only = [n for n in os.environ.get(ONLY_ENV, "").split(",") if n]
+    names = sorted(n for n in MUTATORS if not only or n in only)
     name = rng.choice(names)
     out = MUTATORS[name](data, rng)
     if rng.random() < 0.15:

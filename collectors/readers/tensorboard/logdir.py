@@ -13,14 +13,14 @@ is the launch's first file name without `events.out.tfevents.`; no value of one 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
 
 from collectors.meta import RunError, RunMeta, flatten_config
-from collectors.readers.columnar import Points, new_chunk
+from collectors.readers.columnar import Points, column_of, new_chunk, own_column_tags
+from collectors.readers.jsontext import read_config
 from collectors.readers.launches import FileStart, Launch, group_launches
 from collectors.readers.tensorboard.events import decode
 from collectors.readers.tensorboard.tfrecord import RecordReader
@@ -165,6 +165,8 @@ class TensorBoardRun(Run):
         self._note_grouping(files)
         for tag, text in points.texts:
             self._config(tag, text)
+        for tag in own_column_tags(points, column_of):
+            self._note(Problem(tag, "a scalar named like the step itself; left out (each event's own step is used)"))
         chunks, self._seq = new_chunk(points, self._table.frame(), self._seq)
         return chunks
 
@@ -229,12 +231,12 @@ class TensorBoardRun(Run):
                                   launches=len(launches))
 
     def _config(self, tag: str, text: str) -> None:
-        try:
-            config = json.loads(text)
-        except json.JSONDecodeError:
-            self._note(Problem(tag, "the `args` text summary is not JSON; config not read"))
-            return
-        if isinstance(config, dict):
+        """The `args` text summary as the config. What cannot be kept (a number of 5,000 digits, nesting past
+        MAX_CONFIG_DEPTH) is skipped, key by key, each with a note; the metrics never depend on it."""
+        config, notes = read_config(text)
+        for note in notes:
+            self._note(Problem(tag, note + ("; config not read" if config is None else "")))
+        if config:
             self.meta.config.update(flatten_config(config))
 
     @property

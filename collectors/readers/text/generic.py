@@ -10,7 +10,6 @@ bytes only; a block pyarrow refuses (a broken line, a column changing type) is r
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,10 +23,11 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
 from collectors.meta import RunError, RunMeta
+from collectors.readers import jsontext
 from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.text.linetail import LineTail
-from collectors.readers.text.rows import TextRun, json_lines
+from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
 from collectors.run import Problem
 from collectors.sources import register_source
 
@@ -68,18 +68,24 @@ def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]
             mask = pc.fill_null(pc.is_nan(col), False).to_numpy(zero_copy_only=False)
             if mask.any():
                 nans[name] = mask
-    cols = {}
+    names, cols = [], []
     for name, col in zip(table.column_names, table.columns, strict=True):
         t = col.type
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             continue  # a histogram or a list of values is no step metric
+        names.append(name)
         if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t):
             # straight to a float array (a null is NaN; the NaN masks above tell them apart)
-            cols[name] = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False) if not pa.types.is_null(t) \
-                else np.full(len(col), np.nan)
+            cols.append(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False) if not pa.types.is_null(t)
+                        else np.full(len(col), np.nan))
         else:
-            cols[name] = col.to_pandas()
-    return pd.DataFrame(cols, copy=False), nans
+            cols.append(col.to_pandas())
+    if len(set(names)) == len(names):
+        return pd.DataFrame(dict(zip(names, cols, strict=True)), copy=False), nans
+    # `{"a": {"b": 1}, "a.b": 2}` flattens to two columns `a.b`: both kept here, TextRun._emit makes them one
+    frame = pd.DataFrame(dict(enumerate(cols)), copy=False)
+    frame.columns = names
+    return frame, nans
 
 
 class GenericRun(TextRun):
@@ -183,6 +189,8 @@ class GenericRun(TextRun):
 
     def _jsonl(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
         try:
+            if jsontext.too_deep_for_arrow(block):  # it would crash the process: line by line below
+                raise pa.ArrowInvalid("nested too deep")
             table = pajson.read_json(pa.BufferReader(block))
             frame, nans = arrow_columns(table)
             if len(frame) == block.count(b"\n") - block.count(b"\n\n"):  # no blank line shifts the numbering
@@ -191,7 +199,7 @@ class GenericRun(TextRun):
         except (pa.ArrowException, UnicodeDecodeError):  # text that is no UTF-8 fails on access
             pass  # a broken line or a column changing type: read line by line to name what is wrong
         rows, lines = [], []
-        for no, obj in json_lines(block, first, self._bad_line):
+        for no, obj in json_lines(block, first, self._bad_line, self._repaired):
             if not isinstance(obj, dict):
                 self._note(Problem(self.path.name, f"line {no}: not a JSON object; skipped"))
                 continue
@@ -203,6 +211,9 @@ class GenericRun(TextRun):
     def _bad_line(self, no: int, why: str) -> None:
         self._note(Problem(self.path.name, f"line {no}: {why}; skipped"))
 
+    def _repaired(self, what: str) -> None:
+        self._note(Problem(self.path.name, what))
+
     def _read_json_list(self) -> list[pd.DataFrame]:
         st = self.path.stat()
         if self._json_state == (st.st_size, st.st_mtime):
@@ -211,10 +222,13 @@ class GenericRun(TextRun):
             self._reset(self.path.name, "file was rewritten; read again")
         self._json_state = (st.st_size, st.st_mtime)
         try:
-            obj = json.loads(self.path.read_bytes().decode("utf-8"))
-        except (ValueError, RecursionError) as e:
-            self._note(Problem(self.path.name, f"not JSON ({getattr(e, 'msg', e)}); nothing read"))
+            obj, replaced = jsontext.loads(self.path.read_bytes())
+        except jsontext.JsonProblem as e:
+            self._note(Problem(self.path.name, f"{e}; nothing read"))
             return []
+        if replaced:
+            self._note(Problem(self.path.name, f"{replaced} lone surrogate(s) (\\u escapes of half a character, "
+                                               "which no UTF-8 text holds) replaced by U+FFFD"))
         if isinstance(obj, dict):
             obj = obj.get("log_history")
         if not isinstance(obj, list):
@@ -223,6 +237,11 @@ class GenericRun(TextRun):
         rows = [r for r in obj if isinstance(r, dict)]
         if len(rows) < len(obj):
             self._note(Problem(self.path.name, f"{len(obj) - len(rows)} item(s) are not objects; skipped"))
+        for i, row in enumerate(rows):
+            if jsontext.depth(row, MAX_ROW_DEPTH) > MAX_ROW_DEPTH:
+                rows[i], gone = shallow(row)
+                self._note(Problem(self.path.name, f"item {i + 1}: {', '.join(map(jsontext.shown, gone[:3]))} "
+                                                   f"nested more than {MAX_ROW_DEPTH} levels deep; left out"))
         return self._rows(*records(rows), np.arange(1, len(rows) + 1))
 
     def _note_repeats(self, steps: pd.Series) -> None:

@@ -17,6 +17,7 @@ asked first anyway.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -33,7 +34,8 @@ from collectors.sources import register_source
 MIN_PAIRS = 3
 DETECT_BYTES = 1 << 20
 SUFFIXES = (".log", ".txt", ".out")
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+# possessive: a number of 5,000 digits followed by no separator fails at once, not after trying every split
+_NUM = r"[-+]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?|[-+]?(?:nan|inf)"
 # a name starts after a separator (never inside a quoted dict key), may hold a few words, ends at : or =
 _PAIR_RE = re.compile(rf"(?:^|(?<=[\s,;|(\[]))([A-Za-z_][\w./]*(?: [A-Za-z][\w./]*){{0,4}})\s*[:=]\s*({_NUM})"
                       rf"(?=$|[\s,;|)\]])", re.IGNORECASE)
@@ -78,19 +80,29 @@ def row_keys(found: list[list[tuple[str, str]]]) -> set[str] | None:
     return None
 
 
-def step_of(line: str, found: list[tuple[str, str]]) -> tuple[int | None, str]:
+def _count(text: str) -> int | None:
+    """A step or counter printed as digits; None past int64 (a 5,000-digit number is no step, and int() of it
+    fails)."""
+    text = text.strip().lstrip("+")
+    return int(text) if len(text.lstrip("-")) <= 18 else None
+
+
+def step_of(line: str, found: list[tuple[str, str]]) -> tuple[int | float | None, str]:
     """(step, how it was found) for one row line; (None, "order") when the line names none."""
     for name, value in found:
         if name.lower() in _STEP_NAMES:
             try:
-                return int(float(value)), f"the `{name}` value"
-            except ValueError:
+                number = float(value)
+                # past int64 (1e400, a 5,000-digit number) the row is left out, counted, as in every text reader
+                return (int(number) if abs(number) < 2**63 else math.inf), f"the `{name}` value"
+            except ValueError:  # nan
                 break
-    if m := _STEP_WORD_RE.search(line):  # `Step 10/1000 | loss: ...`, `iter 7 - ...`
-        return int(m[1]), "the step the line prints"
-    counters = _COUNTER_RE.findall(line)
-    inner = [(int(i), int(n)) for br, i, n in counters if br == "("]
-    outer = [(int(i), int(n)) for br, i, n in counters if br == "["]
+    if (m := _STEP_WORD_RE.search(line)) and (step := _count(m[1])) is not None:  # `Step 10/1000 |`, `iter 7 -`
+        return step, "the step the line prints"
+    counters = [(br, _count(i), _count(n)) for br, i, n in _COUNTER_RE.findall(line)]
+    counters = [(br, i, n) for br, i, n in counters if i is not None and n is not None]
+    inner = [(i, n) for br, i, n in counters if br == "("]
+    outer = [(i, n) for br, i, n in counters if br == "["]
     if inner:
         i, n = inner[0]
         if outer and outer[0][1] > 1:

@@ -12,7 +12,6 @@ vectorised passes.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -23,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 
 from collectors.meta import RunError, RunMeta
+from collectors.readers import jsontext
 from collectors.readers.keymap import to_number, to_step
 from collectors.readers.synonyms import rename_plan, to_canonical, user_map
 from collectors.run import NAN_AT, Problem, Run
@@ -45,17 +45,65 @@ _KEEP = ("step", "wall_time", "_seq")
 _CONSTANT = "the same value on every row"
 
 
-def json_lines(block: bytes, first: int, note: Callable[[int, str], None]) -> Iterator[tuple[int, Any]]:
+def json_lines(block: bytes, first: int, note: Callable[[int, str], None],
+               repaired: Callable[[str], None] | None = None) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) of each non-blank line of a JSON-lines block whose first line is `first`;
-    a line that is no JSON is told to `note(line, why)` and skipped (a line read one at a time: the
-    fallback of the block parsers, which name what is wrong)."""
+    a line that cannot be read is told to `note(line, why in words)` and skipped (a line read one at a time:
+    the fallback of the block parsers, which name what is wrong). An integer past 4,300 digits is a signed
+    infinity, as any number beyond float; a value nested more than MAX_ROW_DEPTH deep is left out of its row
+    and a lone surrogate (`"\\ud800"`) becomes U+FFFD: once the block is read, `repaired(what)` says where."""
+    fixed: list[int] = []
+    deep: dict[int, list[str]] = {}
     for no, raw in enumerate(block.split(b"\n"), first):
         if not raw.strip():
             continue
         try:
-            yield no, json.loads(raw.decode("utf-8"))  # strict: json would let an encoded surrogate through
-        except (ValueError, RecursionError) as e:  # RecursionError: nested deeper than Python recurses
-            note(no, f"not JSON ({getattr(e, 'msg', e)})")
+            value, replaced = jsontext.loads(raw)
+        except jsontext.JsonProblem as e:
+            note(no, str(e))
+            continue
+        if replaced:
+            fixed.append(no)
+        if isinstance(value, dict) and raw.count(b"[") + raw.count(b"{") > MAX_ROW_DEPTH:
+            value, gone = shallow(value)
+            if gone:
+                deep[no] = gone
+        yield no, value
+    if repaired is not None:
+        if fixed:
+            repaired(f"line {_lines(fixed)}: lone surrogates (\\u escapes of half a character, which no UTF-8 "
+                     "text holds) replaced by U+FFFD")
+        for no, keys in deep.items():
+            repaired(f"line {no}: {', '.join(map(jsontext.shown, keys[:3]))} nested more than {MAX_ROW_DEPTH} "
+                     "levels deep; left out")
+
+
+MAX_ROW_DEPTH = 32  # a metrics row nests a few levels (verl's data, a dict of rewards); deeper is no metric
+
+
+def shallow(row: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`row` without the values nested deeper than MAX_ROW_DEPTH (flattening them would recurse that deep), and
+    their keys; a value of verl's `data` (or any object) is looked at one level down."""
+    gone: list[str] = []
+    out = {}
+    for k, v in row.items():
+        if jsontext.depth(v, MAX_ROW_DEPTH) <= MAX_ROW_DEPTH:
+            out[k] = v
+        elif isinstance(v, dict):
+            inner = {}
+            for k2, v2 in v.items():
+                if jsontext.depth(v2, MAX_ROW_DEPTH - 1) < MAX_ROW_DEPTH:
+                    inner[k2] = v2
+                else:
+                    gone.append(f"{k}.{k2}")
+            out[k] = inner
+        else:
+            gone.append(k)
+    return out, gone
+
+
+def _lines(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:3])) + (f" and {len(numbers) - 3} more" if len(numbers) > 3 else "")
 
 
 def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
@@ -92,6 +140,28 @@ def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], d
                 bad[col] = wrong
         out[col] = values
     return pd.DataFrame(out, index=frame.index, copy=False), nans, bad, text
+
+
+def one_column_each(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """A frame whose columns repeat a name -> one column per name, the first value given in a row winning (as
+    synonyms.to_canonical combines synonyms); and {repeated name: mask of the rows that gave it twice}."""
+    out: dict[str, pd.Series] = {}
+    both: dict[str, np.ndarray] = {}
+    names = frame.columns
+    for i, name in enumerate(names):
+        col = frame.iloc[:, i]
+        if name not in out:
+            out[name] = col
+            continue
+        given = out[name].notna().to_numpy() & col.notna().to_numpy()
+        both[name] = both.get(name, np.zeros(len(frame), dtype=bool)) | given
+        first = out[name]
+        try:
+            out[name] = first.where(first.notna(), col) if first.dtype == col.dtype else \
+                first.astype(object).where(first.notna(), col.astype(object))
+        except (pa.ArrowException, UnicodeError, TypeError, ValueError):  # text that is no UTF-8: the first stays
+            pass
+    return pd.DataFrame(out, index=frame.index, copy=False), both
 
 
 def _listable(s: pd.Series) -> pd.Series:
@@ -172,6 +242,12 @@ class TextRun(Run):
         if not len(frame):
             return []
         lines = np.arange(1, len(frame) + 1) if lines is None else np.asarray(lines)
+        if frame.columns.has_duplicates:  # two keys of a row renamed alike (verl's `actor/lr(1e-4)` beside `actor/lr`)
+            frame, both = one_column_each(frame)
+            for name, rows in both.items():
+                where = f"line {_lines(lines[rows].tolist())}: " if rows.any() else ""
+                self._note(Problem(file, f"{where}{name} logged twice in one row (two keys that are one column once "
+                                         "renamed); one column, the first value of a row kept"))
         try:
             steps = pd.to_numeric(frame["step"], errors="coerce")
         except (OverflowError, TypeError, ValueError):  # an int beyond int64 in an object column
@@ -192,8 +268,11 @@ class TextRun(Run):
         for col, mask in bad.items():
             self._note(Problem(file, f"line {', '.join(map(str, lines[mask][:3]))}: non-numeric {col}; left null"))
         named = to_canonical(values, self.mapping)
-        for col, name in rename_plan(values.columns, self.mapping).items():
+        plan = rename_plan(values.columns, self.mapping)
+        for col, name in plan.items():
             self._logged_as.setdefault(name, col)
+        if len(set(plan.values())) < len(plan):
+            self._note_synonyms(plan, file)
         # one float block and the step, built at once: the renamed frame may hold one block per column
         # (thousands on a wide log), and inserting into that is slow and warned about by pandas
         named = pd.concat([pd.DataFrame({"step": steps[ok].to_numpy().astype(np.int64)}),
@@ -207,6 +286,18 @@ class TextRun(Run):
         return [named]
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _note_synonyms(self, plan: dict[str, str], file: str) -> None:
+        """A note per canonical name that several logged columns map to (`reward` and `reward_mean`): they are
+        one column, the first one given in a row wins (synonyms.to_canonical)."""
+        by_name: dict[str, list[str]] = {}
+        for col, name in plan.items():
+            by_name.setdefault(name, []).append(col)
+        for name, cols in by_name.items():
+            if len(cols) > 1:
+                shown = ", ".join(map(repr, cols[:4])) + (f" and {len(cols) - 4} more" if len(cols) > 4 else "")
+                self._note(Problem(file, f"{shown}: the same metric ({name}) under {len(cols)} names; one column, "
+                                         "the first given in a row kept"))
+
     def _nan_steps(self, named: pd.DataFrame, values: pd.DataFrame, nans: dict[str, np.ndarray]) -> dict:
         if not nans:
             return {}

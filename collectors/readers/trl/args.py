@@ -90,8 +90,8 @@ def _pickle_bytes(path: Path) -> bytes:
             return z.read(pkl)
     except zipfile.BadZipFile:
         pass  # a CRC error in a zip also lands here; read as a plain pickle, it then fails as one
-    except (EOFError, ValueError, RuntimeError, NotImplementedError, zlib.error) as e:  # truncated, encrypted,
-        raise RunError(f"{path}: a damaged zip ({type(e).__name__}: {str(e)[:100]!r})") from None  # unknown compression
+    except (EOFError, ValueError, RuntimeError, NotImplementedError, zlib.error):  # cut short, encrypted, packed oddly
+        raise RunError(f"{path}: a damaged zip (cut short, or packed in a way it cannot be read)") from None
     return path.read_bytes()  # the legacy (pre-zip) torch format starts with a plain pickle
 
 
@@ -107,7 +107,8 @@ def read_training_args(path: Path) -> dict[str, Any]:
     try:
         obj = _first_object(raw)
     except Exception as e:  # any malformed pickle is the same "cannot read" for the user
-        raise RunError(f"{path}: not a readable training-arguments pickle ({type(e).__name__}: {str(e)[:100]!r})") from e
+        raise RunError(f"{path}: not a readable training-arguments pickle (damaged, cut short, or not written by "
+                       "torch.save)") from e
     fields = _plain(obj)
     if not isinstance(fields, dict):
         raise RunError(f"{path}: holds {str(fields)[:80]!r}, not a training-arguments object")

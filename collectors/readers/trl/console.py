@@ -31,6 +31,7 @@ import pandas as pd
 
 from collectors.meta import RunMeta
 from collectors.readers.folders import file_runs, head_of
+from collectors.readers.jsontext import replace_surrogates
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
@@ -42,9 +43,10 @@ DETECT_BYTES = 2 << 20
 SUFFIXES = (".log", ".txt", ".out")
 _SEG_RE = re.compile(rb"[\r\n]")
 _ANSI_RE = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")  # colours, and the cursor moves of nested bars
-_BAR_RE = re.compile(rb"^\s*\d+%\|[^|]*\|\s*(\d+)/(\d+) \[")  # the Trainer's bar has no description
+# the Trainer's bar has no description; a count of more than 18 digits is no bar's (and int() fails past 4,300)
+_BAR_RE = re.compile(rb"^\s*\d+%\|[^|]*\|\s*(\d{1,18})/(\d{1,18}) \[")
 _DICT_RE = re.compile(rb"^\{'[^']+': ")
-_LOGGING_STEPS_RE = re.compile(rb"""logging_steps['"]?\s*[=:]\s*['"]?(\d+)""")
+_LOGGING_STEPS_RE = re.compile(rb"""logging_steps['"]?\s*[=:]\s*['"]?(\d{1,18})(?!\d)""")
 _TRAIN_KEYS = ("loss", "reward", "learning_rate", "grad_norm", "kl", "completion_length", "completions/mean_length")
 
 
@@ -65,6 +67,21 @@ def parse_dict(seg: bytes) -> dict[str, Any] | None:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
     return obj if isinstance(obj, dict) and all(isinstance(k, str) for k in obj) else None
+
+
+def why_not_a_dict(seg: bytes) -> str:
+    """Why `parse_dict` refused a line that looks like a log dict, in words."""
+    try:
+        ast.literal_eval(seg.decode("utf-8", "replace").strip())
+    except ValueError as e:
+        if "digits" in str(e):
+            return "a log dict holding a number of more than 4,300 digits"
+        return "a log dict holding an expression, not values"
+    except (MemoryError, RecursionError):
+        return "a log dict nested too deep to read"
+    except SyntaxError:
+        return "a log dict that does not parse (cut short?)"
+    return "not a dict of named values"
 
 
 def kind(d: dict[str, Any]) -> str:
@@ -156,10 +173,14 @@ class TrlConsoleRun(TextRun):
                 self._dirty = False
             elif _DICT_RE.match(seg):
                 if (items := parse_dict(seg)) is not None:
+                    if b"\\u" in seg or b"\\U" in seg:  # an escape of half a character no UTF-8 text holds
+                        items, replaced = replace_surrogates(items)
+                        if replaced:
+                            self._note(Problem(self.path.name, f"line {line}: lone surrogates (\\u escapes of "
+                                                               "half a character) replaced by U+FFFD"))
                     self._dicts.append((line, kind(items), items))
                 else:
-                    self._note(Problem(self.path.name, f"line {line}: a log dict that does not parse (cut "
-                                                       "short?); skipped"))
+                    self._note(Problem(self.path.name, f"line {line}: {why_not_a_dict(seg)}; skipped"))
                 self._dirty = True
             else:
                 self._dirty = True

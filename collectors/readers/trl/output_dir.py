@@ -21,7 +21,6 @@ What TRL 1.16 writes and how it differs from our names (the key map itself is `k
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 
 from collectors.meta import RunError, RunMeta
+from collectors.readers import jsontext
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS, TRL, canonical_name, map_row, step_chunks
 from collectors.readers.trl.args import ARGS_FILE, read_training_args
 from collectors.readers.trl.launches import group_states, launch_key
@@ -167,12 +167,12 @@ class TrlRun(Run):
             sig = (state, st.st_mtime_ns, st.st_size)
             if sig == self._state_sig:
                 return []
-            obj = json.loads(state.read_text())
+            obj, replaced = jsontext.loads(state.read_bytes())  # a 5,000-digit number: infinity, as any beyond float
             history = obj["log_history"]
             if not isinstance(history, list):
                 raise TypeError
-        except (ValueError, RecursionError) as e:  # bad JSON or UTF-8, a 5,000-digit int, nested too deep
-            self._note(Problem(str(state.relative_to(self.folder)), f"not valid JSON ({e}); kept what was read"))
+        except jsontext.JsonProblem as e:  # no JSON or UTF-8, nested too deep: said in words
+            self._note(Problem(str(state.relative_to(self.folder)), f"{e}; kept what was read"))
             return []
         except (KeyError, TypeError):
             self._note(Problem(str(state.relative_to(self.folder)), "no log_history list; nothing read"))
@@ -180,6 +180,9 @@ class TrlRun(Run):
         except OSError:
             return []  # rotated away since the listing (save_total_limit); the next refresh takes the newer one
         self._state_sig = sig
+        if replaced:
+            self._note(Problem(state.name, f"{replaced} lone surrogate(s) (\\u escapes of half a character, which "
+                                           "no UTF-8 text holds) replaced by U+FFFD"))
         self.meta.status = "finished" if obj.get("global_step") == obj.get("max_steps") else "unknown"
         self.meta.config = self._training_args(state)
         self.meta.config.update({k: obj[k] for k in ("max_steps", "logging_steps", "eval_steps", "save_steps",

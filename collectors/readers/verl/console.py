@@ -16,7 +16,6 @@ The config comes from `.hydra/config.yaml` beside the logs or the console log's 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from pathlib import Path
@@ -28,6 +27,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from collectors.meta import RunError, RunMeta
+from collectors.readers import jsontext
 from collectors.readers.folders import by_file_state
 from collectors.readers.keymap import unscale
 from collectors.readers.text.generic import arrow_columns
@@ -194,6 +194,8 @@ class VerlRun(TextRun):
     def _jsonl_block(self, path: Path, block: bytes, first: int) -> tuple[pd.DataFrame, np.ndarray]:
         """File-logger lines -> (frame of step + data keys, line numbers); pyarrow first, `json` to name bad lines."""
         try:
+            if jsontext.too_deep_for_arrow(block):  # it would crash the process: line by line below
+                raise pa.ArrowInvalid("nested too deep")
             table = pajson.read_json(pa.BufferReader(block))
             if "data" in table.column_names and "step" in table.column_names and block.count(b"\n") == table.num_rows:
                 data = table.column("data")
@@ -202,17 +204,24 @@ class VerlRun(TextRun):
                     flat = pa.Table.from_arrays(data.combine_chunks().flatten(),
                                                 names=[f.name for f in data.type])
                     frame, _ = arrow_columns(flat)
-                    frame.insert(0, "step", table.column("step").to_numpy())
+                    # a `step` inside data as well: both kept here, the line's own first (TextRun._emit keeps it)
+                    frame.insert(0, "step", table.column("step").to_numpy(), allow_duplicates=True)
                     return frame, np.arange(first, first + len(frame))
         except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):  # a key that is no UTF-8 fails on its name
             pass  # a broken line, a value changing type: line by line below
-        rows, lines = [], []
-        for no, obj in json_lines(block, first, lambda no, why: self._note(Problem(path.name, f"line {no}: {why}; skipped"))):
+        rows, lines, twice = [], [], []
+        for no, obj in json_lines(block, first, lambda no, why: self._note(Problem(path.name, f"line {no}: {why}; skipped")),
+                                  lambda what: self._note(Problem(path.name, what))):
             if not isinstance(obj, dict) or not isinstance(obj.get("step"), int) or not isinstance(obj.get("data"), dict):
                 self._note(Problem(path.name, f"line {no}: expected {{\"step\": int, \"data\": {{...}}}}; skipped"))
                 continue
-            rows.append({"step": obj["step"], **obj["data"]})
+            if "step" in obj["data"]:
+                twice.append(no)
+            rows.append({**obj["data"], "step": obj["step"]})  # the line's own step, as the block parser keeps it
             lines.append(no)
+        if twice:
+            self._note(Problem(path.name, f"line {', '.join(map(str, twice[:3]))}: step logged twice in one row (in "
+                                          "`data` as well); the line's own step kept"))
         return pd.DataFrame.from_records(rows), np.asarray(lines, dtype=np.int64)
 
     def _console_block(self, path: Path, block: bytes, first: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -270,18 +279,26 @@ class VerlRun(TextRun):
         return pd.DataFrame.from_records(rows), np.zeros(len(rows), dtype=np.int64), folder.name
 
     def _parse_dump(self, f: Path, step: int) -> tuple[pd.DataFrame | None, dict[str, float]]:
-        records = []
+        records, fixed = [], []
         with f.open("rb") as fh:
             data = fh.read()
         for no, raw in enumerate(data.split(b"\n"), 1):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj, replaced = jsontext.loads(raw)
+            except jsontext.JsonProblem as e:
+                self._note(Problem(f.name, f"line {no}: {e}; skipped"))
+                continue
+            fixed += [no] if replaced else []
+            try:
                 score = float(obj["score"])
                 records.append((str(obj.get("input", "")), obj.get("output"), score))
             except (KeyError, TypeError, ValueError, RecursionError, OverflowError):  # a score of 10**400
                 self._note(Problem(f.name, f"line {no}: expected JSON with input, output and a numeric score; skipped"))
+        if fixed:
+            self._note(Problem(f.name, f"line {', '.join(map(str, fixed[:3]))}: lone surrogates (\\u escapes of half "
+                                       "a character, which no UTF-8 text holds) replaced by U+FFFD"))
         if not records:
             return None, {}
         return dump_samples(step, records)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from collectors.readers.columnar import WALL, Points
-from collectors.readers.keymap import family_name
+from collectors.readers.keymap import STEP_LIMIT, family_name, to_number
 from collectors.readers.protowire import varint as _varint
 
 # TRL/OpenRLHF log their trainer step as train/global_step (OpenRLHF's eval rows: eval/global_step); else _step
@@ -61,7 +61,7 @@ class HistoryBatch:
             return
         try:
             values = json.loads(f"[{','.join(texts)}]")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # no JSON, or an integer of 5,000 digits: one at a time
             values = None
         counts = [len(layout[0]) for *_, layout in records]
         if values is None or len(values) != sum(counts):  # an empty or odd value somewhere: one at a time
@@ -83,13 +83,17 @@ class HistoryBatch:
             return
         flat = values if len(keep) == len(records) else [v for a, b in keep for v in values[a:b]]
         lengths = [b - a for a, b in keep]
+        try:
+            numbers = np.array(flat, dtype=np.float64)
+        except OverflowError:  # an integer beyond float (10**400): a signed infinity, as in every reader
+            numbers = np.array([to_number(v) for v in flat], dtype=np.float64)
         self.points.add_arrays(np.repeat(np.array(steps, dtype=np.int64), lengths), np.array(codes, dtype=np.int64),
-                               np.array(flat, dtype=np.float64), np.repeat(np.array(orders, dtype=np.int64), lengths))
+                               numbers, np.repeat(np.array(orders, dtype=np.int64), lengths))
 
     def _one(self, order: int, history: Any, raw: bytes, text: str) -> None:
         try:
             values = json.loads(f"[{text}]")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             values = None
         keys = [it.nested_key or it.key for it in history.item]
         step = _step(next((values[keys.index(k)] for k in STEP_KEYS if k in keys), None), history) if (
@@ -148,7 +152,8 @@ def light_history(light: type, raw: bytes) -> Any | None:
 
 def _step(value: Any, history: Any) -> int | None:
     """The trainer's step (the first STEP_KEYS value, a finite number), else wandb's own `step.num`."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+            and abs(value) < STEP_LIMIT:  # 2**80 is no int64 step
         return int(value)
     return int(history.step.num) if history.HasField("step") else None
 

@@ -26,8 +26,10 @@ import pandas as pd
 
 from collectors.extras import require
 from collectors.meta import RunError, RunMeta, flatten_config
-from collectors.readers.columnar import Points, new_chunk
-from collectors.readers.keymap import map_row
+from collectors.readers import jsontext
+from collectors.readers.columnar import OWN_COLUMNS, Points, new_chunk, own_column_tags
+from collectors.readers.keymap import STEP_LIMIT, map_row
+from collectors.readers.text.rows import MAX_ROW_DEPTH
 from collectors.readers.wandb.bulk import BulkHistory
 from collectors.readers.wandb.framing import RecordReader
 from collectors.readers.wandb.history import (
@@ -91,10 +93,17 @@ def _item_value(item) -> Any:
     if kind == "text":
         return item.text
     raw = item.json if kind == "json" else item.value_json
+    return _json_value(raw) if raw else None
+
+
+def _json_value(raw: str) -> Any:
+    """A logged value's JSON text as a value; text that cannot be read (no JSON, nested deeper than a row holds)
+    stays text, which no metric is. A 5,000-digit integer is a signed infinity, a lone surrogate U+FFFD."""
     try:
-        return json.loads(raw) if raw else None
-    except json.JSONDecodeError:
+        value, _ = jsontext.loads(raw)
+    except jsontext.JsonProblem:
         return raw
+    return value if jsontext.depth(value, MAX_ROW_DEPTH) <= MAX_ROW_DEPTH else raw
 
 
 def _item_values(items) -> dict[str, Any]:
@@ -105,8 +114,11 @@ def _item_values(items) -> dict[str, Any]:
     if raws and all(raws):
         try:
             decoded = json.loads("[" + ",".join(raws) + "]")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # no JSON, a 5,000-digit integer, nesting past the limit
             decoded = None
+        if decoded is not None and (jsontext.has_surrogate_escape("".join(raws)) or any(
+                isinstance(v, (dict, list)) and jsontext.depth(v, MAX_ROW_DEPTH) > MAX_ROW_DEPTH for v in decoded)):
+            decoded = None  # a lone surrogate escape, deep nesting: each value through _json_value
         if decoded is not None and len(decoded) == len(raws):
             return {_key(it): v for it, v in zip(items, decoded, strict=True)}
     return {_key(it): _item_value(it) for it in items}
@@ -140,7 +152,8 @@ def history_row(values: Mapping[str, Any]) -> dict[str, Any] | None:
     with `_type`) is skipped whole, so its `nrows`/`ncols` never pose as metrics.
     """
     flat = _flatten(values) if any(isinstance(v, dict) for v in values.values()) else values
-    step = next((flat[k] for k in _STEP_KEYS if _is_number(flat.get(k)) and math.isfinite(flat[k])), None)
+    step = next((flat[k] for k in _STEP_KEYS if _is_number(flat.get(k)) and math.isfinite(flat[k])
+                 and abs(flat[k]) < STEP_LIMIT), None)  # 2**80 is no int64 step
     if step is None:
         return None
     data = {k: v for k, v in flat.items() if isinstance(v, (int, float, type(None))) and not k.startswith("_")}
@@ -150,6 +163,8 @@ def history_row(values: Mapping[str, Any]) -> dict[str, Any] | None:
         if not set(data) - set(_STEP_KEYS):
             return {}  # a row of media only (OpenRLHF's samples table): nothing to chart, skipped quietly
     row, _ = map_row(data)
+    for own in OWN_COLUMNS:  # a key named like the step (`train/step`): the step is the one chosen above
+        row.pop(own, None)
     if _is_number(flat.get("_timestamp")):
         row["wall_time"] = float(flat["_timestamp"])
     return {"step": int(step), **row}
@@ -231,6 +246,9 @@ class WandbOfflineRun(Run):
                 self.meta.status = "finished" if rec.exit.exit_code == 0 else "failed"
         bulk.flush()
         batch.flush()
+        for key in own_column_tags(points, column):
+            self._note(Problem(f.name, f"history key {jsontext.shown(key)} is named like the step itself; left out "
+                                       "(the step is the trainer's global step, else wandb's own)"))
         if self._reader.error:
             self._note(Problem(f.name, self._reader.error))
         if not self._history_seen:
@@ -283,19 +301,33 @@ class WandbOfflineRun(Run):
         return row
 
     def _config(self, items) -> None:
-        raw = {}
+        """Config items (key -> value_json): a value that cannot be kept (no JSON, a 5,000-digit number, nested
+        past jsontext.MAX_CONFIG_DEPTH) is skipped with a note naming its key; the metrics never depend on it."""
+        raw, notes, replaced = {}, [], 0
         for it in items:
             key = _key(it)
             if key.startswith("_"):
                 continue  # wandb's own bookkeeping
             try:
-                value = json.loads(it.value_json)
-            except json.JSONDecodeError:
-                value = it.value_json
+                value, fixed = jsontext.loads(it.value_json, too_long="mark")
+            except jsontext.JsonProblem as e:
+                if "not JSON" in str(e):  # a plain text value, as an old client wrote it
+                    value, fixed = jsontext.replace_surrogates(it.value_json)
+                else:
+                    notes.append(f"config key {jsontext.shown(key)}: {e}; skipped")
+                    continue
+            replaced += fixed
             if isinstance(value, dict) and set(value) == {"value"} | (set(value) & {"desc"}):
                 value = value["value"]  # wandb stores config values as {"value": ...}
             raw[key] = value
-        self.meta.config.update(flatten_config(raw))
+        config, skipped = jsontext.config_values(raw)
+        if replaced:
+            notes.append(f"config: {replaced} lone surrogate(s) (\\u escapes of half a character, which no UTF-8 "
+                         "text holds) replaced by U+FFFD")
+        f = wandb_file(self.path)
+        for note in notes + skipped:
+            self._note(Problem(f.name if f is not None else self.path.name, note))
+        self.meta.config.update(flatten_config(config))
 
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:
