@@ -1,0 +1,1 @@
+"""Readers of trackers' local stores: trackio projects and MLflow's `mlflow.db` / `mlruns/`, read without the trackers."""
