@@ -109,7 +109,10 @@ def resolve(argv: list[str] | None = None) -> tuple[Config, argparse.Namespace]:
             raise ConfigError(f"--scenario: {SCENARIOS.unknown(args.scenario)}")
         scenario_preset, scenario_sets = overrides_for(args.scenario)
         preset = preset or scenario_preset
-        overrides = scenario_sets + [("name", args.scenario)] + overrides
+        # named after its folder like any run (--out runs/a and --out runs/b are two rows, not two "lr_too_high");
+        # after the scenario only when no --out names a folder
+        named = [("name", args.scenario)] if not any(k == "out" for k, _ in overrides) else []
+        overrides = scenario_sets + named + overrides
     cfg = build_config(preset, args.config, overrides)
     validate(cfg)
     return cfg, args
