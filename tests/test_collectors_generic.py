@@ -37,7 +37,7 @@ def test_jsonl_duplicates_truncated_and_no_step(tmp_path):
     assert list(m["step"]) == [1, 2] and m["reward/mean"].iloc[1] == 3.0  # the last write of a step wins
     msgs = " ".join(map(str, run.problems))
     assert "log.jsonl: 1 step(s) logged more than once (2); the last write is kept" in msgs
-    assert "line 4: no integer step" in msgs and "line 5: not JSON" in msgs and "log.jsonl" in msgs
+    assert "line 4: no integer step" in msgs and "line 5: not valid JSON" in msgs and "log.jsonl" in msgs
 
 
 def test_synonyms_counts_as_fraction_and_zero_columns_not_measured(tmp_path):

@@ -53,7 +53,7 @@ def test_restart_rewrites_file_and_bad_lines_are_named(tmp_path):
     assert list(m["step"]) == [1, 2] and m["reward/mean"].iloc[0] == 9.0 and math.isnan(m["reward/mean"].iloc[1])
     msgs = [str(p) for p in run.problems]
     assert any("metrics.jsonl" in x and "rewritten" in x for x in msgs)
-    assert any("line 2: not JSON" in x for x in msgs)
+    assert any("line 2: not valid JSON" in x for x in msgs)
     assert any("line 3: non-numeric critic/score/mean" in x for x in msgs)
 
 

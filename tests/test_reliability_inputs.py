@@ -208,7 +208,7 @@ JSON_LINES = {  # the third line (step 3, loss 1/3, note "@") -> the odd line, w
         lambda line: line.replace(b"0.3333333333333333", b'{"a": ' * 50_000 + b"1" + b"}" * 50_000),
         "line 3: nested deeper than about 1,000 levels"),
     "a line of bytes that are not UTF-8": (lambda line: b"\xff\xfe\xfd\x80", "line 3: bytes that are not UTF-8 (byte 1)"),
-    "a line of 5 MB that is no JSON": (lambda line: b"x" * LONG, "line 3: not JSON (Expecting value at character 1)"),
+    "a line of 5 MB that is no JSON": (lambda line: b"x" * LONG, "line 3: not valid JSON (Expecting value at character 1)"),
 }
 
 

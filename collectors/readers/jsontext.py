@@ -61,18 +61,19 @@ _PARSE_INT_MARK = _int_as(lambda text: _TooLong(len(text.lstrip("-"))))
 
 
 def words(e: BaseException) -> str:
-    """What a failure of json.loads says about the text, in words: "not JSON (Expecting value at character
-    1)", "nested deeper than about 1,000 levels", "bytes that are not UTF-8 (byte 12)", ..."""
+    """What a failure of json.loads says about the text, in words: "not valid JSON (Expecting value at
+    character 1)", "nested deeper than about 1,000 levels", "bytes that are not UTF-8 (byte 12)", ..."""
     if isinstance(e, RecursionError):
         return f"nested deeper than about {sys.getrecursionlimit():,} levels"
     if isinstance(e, UnicodeDecodeError):
         return f"bytes that are not UTF-8 (byte {e.start + 1:,})"
     if isinstance(e, json.JSONDecodeError):
         where = f"line {e.lineno}, column {e.colno}" if e.lineno > 1 else f"character {e.pos + 1:,}"
-        return f"not JSON ({e.msg} at {where})"
+        at = " " if e.msg.endswith(" at") else " at "  # "Unterminated string starting at"
+        return f"not valid JSON ({e.msg}{at}{where})"
     if isinstance(e, ValueError) and "digits" in str(e):  # a number text too long for int() that the hook missed
         return f"a number of more than {MAX_DIGITS:,} digits"
-    return "not JSON"
+    return "not valid JSON"
 
 
 def loads(text: str | bytes, too_long: str = "infinity") -> tuple[Any, int]:

@@ -311,7 +311,7 @@ class WandbOfflineRun(Run):
             try:
                 value, fixed = jsontext.loads(it.value_json, too_long="mark")
             except jsontext.JsonProblem as e:
-                if "not JSON" in str(e):  # a plain text value, as an old client wrote it
+                if "not valid JSON" in str(e):  # a plain text value, as an old client wrote it
                     value, fixed = jsontext.replace_surrogates(it.value_json)
                 else:
                     notes.append(f"config key {jsontext.shown(key)}: {e}; skipped")
