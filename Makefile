@@ -40,3 +40,11 @@ sample-runs: $(STAMP)
 # Regenerate tests/fixtures/trl_corpus/ with TRL's real GRPOTrainer on a tiny local model (CPU, under 5 minutes).
 trl-corpus: $(STAMP)
 	$(PY) scripts/make_trl_corpus.py
+
+# A full-page PNG of every dashboard page, in English and Chinese, for the demo run (runs/demo, or a short one
+# trained here), each sample run and three real runs (../shared/fixtures/real-runs), and build/screenshots/
+# index.html showing them all at once.
+.PHONY: screenshots
+screenshots: $(STAMP)
+	tests/ensure_chromium.sh
+	$(PY) scripts/screenshots.py

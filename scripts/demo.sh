@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make demo: train a live demo run into runs/demo in the background and open the dashboard on runs/ and
-# sample_runs/. Ctrl-C (or SIGTERM) stops both; the demo run is then recorded as failed ("interrupted").
+# sample_runs/. Ctrl-C (or SIGTERM) stops both and ends quietly (exit 0); the demo run is then recorded as failed
+# ("interrupted"). Until the run folder exists (the supervised warm start comes first) the terminal shows the
+# trainer's progress every few seconds, then the Live page's address.
 # Env: PORT (default 8501), DEMO_STEPS (default 600), VENV (default .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,18 +20,31 @@ stop() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
-trap stop INT TERM EXIT
+# Ctrl-C is how a demo ends: stop both and exit 0 (the dashboard killed by our TERM made `wait` return 143,
+# and make printed "Error 143")
+trap 'stop; echo "demo: stopped"; exit 0' INT TERM
+trap stop EXIT
 
 # The first run pays the supervised warm start (a few seconds, then cached under ~/.cache/grposcope).
 # 2-digit addition: its held-out split (~2,000 prompts, 64 scored per eval) shows generalisation; 1-digit has
 # only 20 held-out prompts, and by step 300 the model has solved its 80 training prompts, so groups go
 # all-pass and the run (rightly) warns that it has stopped learning.
-"$VENV/bin/grpo-train" --preset grpo --out runs/demo --set steps="$STEPS" --set task.digits=2 --set log.progress=false \
-  > runs/demo.log 2>&1 &
+"$VENV/bin/grpo-train" --preset grpo --out runs/demo --set steps="$STEPS" --set task.digits=2 > runs/demo.log 2>&1 &
 pids+=($!)
 echo "demo: training into runs/demo in the background ($STEPS steps; log in runs/demo.log)"
 
 "$VENV/bin/grpo-dash" runs sample_runs --port "$PORT" &
 pids+=($!)
 echo "demo: open http://localhost:$PORT in a browser; Ctrl-C stops the dashboard and the training"
+
+# progress until the run is on the dashboard: the trainer's last line every 5 s, from the first second
+(
+  while [ ! -e runs/demo/run.json ] && kill -0 "${pids[0]}" 2>/dev/null; do
+    line="$(tail -c 2000 runs/demo.log 2>/dev/null | tr '\r' '\n' | grep -v '^\s*$' | tail -n 1 || true)"
+    echo "demo: ${line:-starting the trainer ...}"
+    sleep 5
+  done
+  [ -e runs/demo/run.json ] && echo "demo: runs/demo is on the dashboard: http://localhost:$PORT/live?run=runs/demo"
+) &
+pids+=($!)
 wait "${pids[1]}"
