@@ -87,7 +87,9 @@ def _source_for(target: str | Path, source: str | None) -> Source:
     name = source or detect_source(target)
     if name is None:
         broken = "".join(f"; {p}" for p in LOAD_PROBLEMS)
-        raise RunError(f"{target}: no reader recognises this (not a run folder, and no known log files){broken}")
+        from collectors.readers.sniff import describe  # what it looked like: can --map or --source help?
+
+        raise RunError(f"{target}: no reader recognises this ({describe(target)}){broken}")
     _load_readers()
     if name not in SOURCES:
         raise RunError(f"{target}: unknown source {name!r}; known: {', '.join(sorted(SOURCES))}")
@@ -216,4 +218,5 @@ def _load_readers() -> None:
 READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collectors.readers.verl.console", "collectors.readers.trl.output_dir",
                              "collectors.readers.wandb.offline", "collectors.readers.wandb.online", "collectors.readers.text.generic",
                              "collectors.readers.text.kvtext", "collectors.readers.trl.console",
+                             "collectors.readers.openrlhf.console",
                              "collectors.readers.stores.trackio", "collectors.readers.stores.mlflow_store"]
