@@ -15,7 +15,25 @@ it logs:
   for the batch the engine just sampled, before any update on it: every logged value is a first-step value.
   These compare the serving engine with the trainer; TRL and verl correct small gaps, so only a gap far above
   bf16 numerics is reported, as a warning. The per-token max of the gap is evidence, never an alarm on its own:
-  one rare token in a batch differs by nats under plain bf16.
+  one rare token in a batch differs by nats under plain bf16. OpenRLHF with --enable_vllm_is_correction logs
+  `vllm_kl`, the mean of log p rollout - log p old on the tokens vLLM sampled: a k1 estimate of KL(vLLM ||
+  trainer), judged on the same yardstick (a gap of ENGINE_LOGP_DIFF nats on every token is a KL of about half
+  its square).
+- TRL's first logged step, when it is step 1: a log at step 1 covers the first optimizer step alone, which is
+  on-policy whatever the config (the old log-probs were taken with the same weights), so its clip fraction must
+  be 0 where TRL computes old log-probs at all (a clip fraction is logged above 0 only then). Judged without
+  the config; a clip level present from this step on is a mismatch signature, not an explosion (issue 24).
+- Any framework whose first logged step (step 1, before which nothing was updated) falls in a learning-rate
+  warm-up (OpenRLHF, verl, TRL with warm-up): the step's clip fraction and old-vs-current KL average the step's
+  minibatches, the first of them on-policy and the others after updates at that small learning rate, so they
+  can only be what that learning rate moves. The yardstick is the clip range and the learning rate: a
+  full-learning-rate step of healthy PPO clips at most CLIP_AT_FULL_LR of the tokens at a clip range of
+  EPS_REF; a step at a fraction f of the run's learning rate moves each log-ratio about f as far (Adam steps
+  scale with the learning rate), so with a tail no heavier than 1/t a token clips at most CLIP_AT_FULL_LR x f x
+  EPS_REF / eps as often; the KL likewise stays under KL_AT_FULL_LR x f. Far above that, the old log-probs and
+  the training forward of the same weights disagree (precision, kernels, packing, the wrong weights synced).
+  OpenRLHF's `logprobs_diff` (log p actor - log p reference, signed) is shown beside it: it measures the
+  reference, not the rollout, and reference_mismatch judges the KL to the reference.
 """
 
 from __future__ import annotations
@@ -51,6 +69,27 @@ PROB_DIFF = ("policy/rollout_prob_abs_diff",)
 ENGINE_GAPS = ((("policy/rollout_logprob_abs_diff",), ENGINE_LOGP_DIFF, "mean |log p rollout - log p train|", False),
                (IS_RATIO, ENGINE_IS_DEV, "|mean IS ratio - 1|", True),
                (PROB_DIFF, ENGINE_PROB_DIFF, "mean |p rollout - p train|", False))
+# vllm_kl (OpenRLHF): k1 estimate of KL(vLLM || trainer) ~ E[gap^2] / 2 for small gaps; ENGINE_LOGP_DIFF on every
+# token is 0.005 nats, and a heavy-tailed gap of the same mean has a larger square: 0.01 is beyond that.
+ENGINE_KL = 0.01
+VLLM_KL = ("vllm_kl", "train/vllm_kl")
+LOGPROBS_DIFF = ("logprobs_diff", "train/logprobs_diff")
+# TRL's step 1 (on-policy): ratio 1 clips nothing; above half a percent of the tokens is no rare-token round-off.
+CLIP_STEP_ONE = 0.005
+# Warm-up yardstick (module docstring): PPO practice keeps the clip fraction under 0.2 at a clip range of 0.2 on a
+# full-learning-rate step (kl.CLIP_HIGH) and its old-vs-current KL near 0.01-0.02 (the target_kl of PPO codes); a
+# step is "in warm-up" at half the run's learning rate or less. Floors: half a percent of the tokens, 1e-3 nats.
+CLIP_AT_FULL_LR, EPS_REF, KL_AT_FULL_LR = 0.2, 0.2, 0.02
+WARMUP_FRACTION = 0.5
+MIN_CLIP, MIN_KL = 0.005, 1e-3
+WARMUP_CRITICAL = 10.0  # this many times what the learning rate allows: beyond doubt
+# the run's configured learning rate (OpenRLHF before and from 0.10, verl, TRL, ours): exact names first
+LR_KEYS = ("actor_learning_rate", "actor.adam.lr", "actor_rollout_ref.actor.optim.lr", "learning_rate", "optim.lr")
+# clip range: (low, high) pairs, then single values
+CLIP_PAIRS = (("eps_clip_low_high",), ("clip_ratio_low", "clip_ratio_high"), ("algo.clip_eps_low", "algo.clip_eps_high"),
+              ("epsilon", "epsilon_high"))
+CLIP_SINGLE = ("eps_clip", "clip_ratio", "cliprange", "epsilon")
+TRL_SOURCES = ("trl", "trl-console")
 # per-token extremes shown beside a gap: (column, what it is)
 GAP_EXTREMES = (("policy/rollout_logprob_abs_diff_max", "largest |log p rollout - log p train| on one token"),
                 ("policy/rollout_prob_abs_diff_max", "largest |p rollout - p train| on one token"),
@@ -63,6 +102,8 @@ def on_policy_steps(d: RunData) -> tuple[np.ndarray, str] | None:
     it = d.number("num_iterations")
     spg, ga = d.number("steps_per_generation"), d.number("gradient_accumulation_steps")
     log = d.number("logging_steps")
+    if log is None and d.n >= 2 and d.steps[0] == 1 and bool(np.all(np.diff(d.steps) == 1)):
+        log = ("every step logged", 1.0)  # a config without logging_steps (a console log): the steps say so
     if it is None or log is None or log[1] != 1:
         return None
     per_batch = it[1] * (spg[1] / ga[1] if spg and ga and ga[1] > 0 else 1.0)  # optimizer steps per generation
@@ -154,22 +195,170 @@ def first_step_ratio(d: RunData):
 
 
 
+def is_trl(d: RunData) -> bool:
+    """A TRL run: read by a TRL reader, or configured with GRPOConfig's own names."""
+    return d.source in TRL_SOURCES or (d.setting("num_generations") is not None
+                                       and d.setting("num_iterations") is not None)
+
+
+def _first(d: RunData, names: tuple[str, ...]) -> tuple[str, float] | None:
+    """(name, value) of the first of `names` logged at the run's first logged step, when that is step 1 or
+    earlier (nothing was updated before it)."""
+    if not d.n or d.steps[0] > 1:
+        return None
+    for name in names:
+        x = d.dense(name)
+        if x is not None and len(x[0]) and x[0][0] == d.steps[0]:
+            return name, float(x[1][0])
+    return None
+
+
+def trl_step_one(d: RunData) -> tuple[float, float] | None:
+    """(clip fraction at TRL's step 1, the run's median clip fraction) when a TRL run logs step 1 and clips more
+    than CLIP_STEP_ONE of its tokens there; else None. A log at step 1 covers the first optimizer step alone,
+    on-policy in every configuration: a clip fraction there is a mismatch."""
+    if not is_trl(d) or not d.n or d.steps[0] != 1:
+        return None
+    hit = _first(d, ("policy/clipfrac",))
+    if hit is None or not hit[1] > CLIP_STEP_ONE:
+        return None
+    return hit[1], float(np.median(d.dense("policy/clipfrac")[1]))
+
+
+def clip_range(d: RunData) -> tuple[float, str]:
+    """(the smaller side of the PPO clip range, where it comes from): the config's, else EPS_REF assumed."""
+    for names in CLIP_PAIRS:
+        found = [(n, hit[1]) for n in names if (hit := d.setting(n)) is not None]
+        values = [v for _, v in found for v in (v if isinstance(v, list) else [v])]
+        nums = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0]
+        if nums:
+            return min(nums), f"from config {' / '.join(d.setting(n)[0] for n, _ in found)}"
+    hit = d.number(*CLIP_SINGLE)
+    if hit is not None and hit[1] > 0:
+        return hit[1], f"from config {hit[0]}"
+    return EPS_REF, "assumed: not in the config"
+
+
+def _lr_reference(d: RunData, lrs: np.ndarray) -> tuple[float, str]:
+    """(the run's learning rate after warm-up, how it is known): the config's or the largest logged, the larger."""
+    top = float(np.max(lrs))
+    cfg = d.number(*LR_KEYS)
+    if cfg is not None and np.isfinite(cfg[1]) and cfg[1] > top:
+        return cfg[1], f"config {cfg[0]} = {fmt(cfg[1])}"
+    return top, f"the run's largest logged learning rate {fmt(top)}"
+
+
+def warmup_first_step(d: RunData) -> tuple[list, bool, tuple[int, int]] | None:
+    """(evidence, beyond doubt?, step range) when the first step's clip fraction or old-vs-current KL is far above
+    what its warm-up learning rate can move (module docstring); the warm-up steps after it are counted beside it.
+    None when it is not, or when the first step is not in a warm-up (see `warmup_judged`)."""
+    got = warmup_judged(d)
+    if got is None:
+        return None
+    lr_steps, lrs, ref, how = got
+    eps, eps_how = clip_range(d)
+    warm = lr_steps[:int(np.argmax(lrs > WARMUP_FRACTION * ref))] if (lrs > WARMUP_FRACTION * ref).any() else lr_steps
+    ev, crit = [], False
+    for name, per_f, floor, what in (("policy/clipfrac", CLIP_AT_FULL_LR * EPS_REF / eps, MIN_CLIP,
+                                      "of the tokens clipped"),
+                                     ("policy/approx_kl_old", KL_AT_FULL_LR, MIN_KL, "nats old-vs-current KL")):
+        x = d.dense(name)
+        if x is None or x[0][0] != lr_steps[0]:
+            continue
+        at = np.isin(x[0], warm)
+        steps, vals = x[0][at], np.abs(x[1][at])
+        f = np.interp(steps, lr_steps, lrs) / ref
+        bound = np.maximum(floor, per_f * f)
+        over = vals > bound
+        if not over[0]:
+            continue
+        crit |= bool(vals[0] >= WARMUP_CRITICAL * bound[0])
+        shown = fmt(100 * vals[0]) + "%" if name == "policy/clipfrac" else fmt(vals[0])
+        allows = fmt(100 * bound[0]) + "%" if name == "policy/clipfrac" else fmt(bound[0])
+        ev.append(evidence(name, float(vals[0]), float(bound[0]), f"value at step {int(steps[0])} (warm-up)",
+                           f"at step {int(steps[0])}, {shown} {what} with the learning rate at {fmt(f[0] * ref)}, "
+                           f"{fmt(f[0])} of {how}: that moves at most {allows} (clip range {fmt(eps)}, {eps_how}); "
+                           f"over it on {int(over.sum())} of {len(over)} warm-up step(s)"))
+    if not ev:
+        return None
+    diff = _first(d, LOGPROBS_DIFF)
+    if diff is not None:
+        ev.append(evidence(diff[0], diff[1], None, f"value at step {int(d.steps[0])}",
+                           f"{diff[0]} (log p actor - log p reference, signed) at the first step: {fmt(diff[1])}"))
+    return ev, crit, (int(warm[0]), int(warm[-1]))
+
+
+def warmup_judged(d: RunData) -> tuple[np.ndarray, np.ndarray, float, str] | None:
+    """(steps and values of the logged learning rate, the run's learning rate after warm-up, how it is known) when
+    the run's first logged step is step 1 or earlier, logs its learning rate, and that is in a warm-up (at most
+    WARMUP_FRACTION of the run's); None otherwise."""
+    lr = _first(d, ("optim/lr",))
+    if lr is None:
+        return None
+    lr_steps, lrs = d.dense("optim/lr")
+    ref, how = _lr_reference(d, lrs)
+    if not (np.isfinite(ref) and ref > 0) or max(lr[1], 0.0) > WARMUP_FRACTION * ref:
+        return None
+    return lr_steps, lrs, ref, how
+
+
+def _vllm_kl(d: RunData) -> list:
+    """[evidence] when OpenRLHF's vllm_kl (k1 KL of vLLM's sampling to the trainer) is beyond ENGINE_KL."""
+    name = next((n for n in VLLM_KL if d.dense(n) is not None), None)
+    if name is None:
+        return []
+    steps, x = d.dense(name)
+    v = float(np.median(x))
+    if v <= ENGINE_KL:
+        return []
+    return [evidence(name, v, ENGINE_KL, "median over logged steps",
+                     f"{name} (log p vLLM - log p trainer on vLLM's tokens, a KL estimate): median {fmt(v)} > "
+                     f"{ENGINE_KL:g} nats, beyond bf16 numerics (at the first logged step {int(steps[0])}: "
+                     f"{fmt(float(x[0]))})")]
+
+
 def from_proxies(d: RunData):
-    """The check for frameworks without our ratio: TRL's on-policy first steps (critical: ratio 1 clips nothing),
-    else a serving-engine gap far beyond numerics (warning: TRL and verl correct the small ones)."""
+    """The check for frameworks without our ratio: TRL's on-policy steps (step 1, and the first step of each
+    generation batch; critical: ratio 1 clips nothing), a first step in warm-up clipping far more than its learning
+    rate moves (warning; critical ten times over), else a serving-engine gap far beyond numerics (warning: TRL,
+    verl and OpenRLHF correct the small ones)."""
     first = _trl_first_steps(d)
-    gap = _engine_gap(d)
-    if not first and not gap:
-        known = on_policy_steps(d) is not None or any(d.dense(n) is not None for n in
-                                                          ("policy/rollout_logprob_abs_diff", *IS_RATIO, *PROB_DIFF))
+    one = trl_step_one(d)
+    warm = warmup_first_step(d)
+    gap = _engine_gap(d) + _vllm_kl(d)
+    if not (first or one or warm or gap):
+        known = (on_policy_steps(d) is not None or (is_trl(d) and _first(d, ("policy/clipfrac",)) is not None)
+                 or (warmup_judged(d) is not None and any(d.dense(n) is not None for n in
+                                                          ("policy/clipfrac", "policy/approx_kl_old")))
+                 or any(d.dense(n) is not None for n in ("policy/rollout_logprob_abs_diff", *IS_RATIO, *PROB_DIFF,
+                                                         *VLLM_KL)))
         if known:
             return []
-        return NotJudged("first_step_ratio", "neither policy/ratio_first_step nor a framework's stand-in (TRL clip "
-                         "fraction on the first step of a generation batch with num_iterations > 1 and "
-                         "logging_steps = 1, vLLM or verl rollout-vs-training log-prob gaps) is logged")
+        return NotJudged("first_step_ratio", "neither policy/ratio_first_step nor a framework's stand-in (TRL's clip "
+                         "fraction on its on-policy steps: step 1, or the first step of a generation batch with "
+                         "num_iterations > 1; a clip fraction or old-vs-current KL at a step 1 in learning-rate "
+                         "warm-up; vLLM, verl or OpenRLHF rollout-vs-training log-prob gaps) is logged")
     rng = (int(d.steps[0]), int(d.steps[-1]))
-    if first:
-        return [finding("first_step_ratio", "critical", "First-step ratio is not 1: the clip fraction is not 0 on "
-                        "on-policy steps", rng, first + gap, C.FIRST_STEP, metrics=("policy/clipfrac",))]
+    if first or one:
+        ev = list(first)
+        if one is not None:
+            c1, med = one
+            level = med >= CLIP_STEP_ONE and c1 >= 0.5 * med
+            ev.append(evidence("policy/clipfrac", c1, CLIP_STEP_ONE, "value at step 1",
+                               f"{fmt(100 * c1)}% of the tokens clipped at step 1, TRL's first optimizer step, where "
+                               "the policy is the one that sampled (ratio 1 clips nothing)"
+                               + (f"; the run's median is {fmt(100 * med)}%: a level present from the on-policy "
+                                  "step on, not an explosion" if level else "")))
+        severity = "critical" if first or (one is not None and (one[1] >= CLIP_STEP_ONE and one[0] >= 0.5 * one[1])
+                                           and one[0] >= 2 * CLIP_STEP_ONE) else "warning"
+        return [finding("first_step_ratio", severity, "First-step ratio is not 1: the clip fraction is not 0 on "
+                        "on-policy steps", rng, ev + (warm[0] if warm else []) + gap, C.FIRST_STEP,
+                        metrics=("policy/clipfrac",))]
+    if warm:
+        ev, crit, wrng = warm
+        return [finding("first_step_ratio", "critical" if crit else "warning",
+                        "First-step ratio is not 1: the first step moves far more than its warm-up learning rate "
+                        "can", wrng, ev + gap, C.FIRST_STEP,
+                        metrics=tuple(dict.fromkeys(e.metric for e in ev)) + ("optim/lr",))]
     return [finding("first_step_ratio", "warning", "The rollout engine's log-probs are far from the trainer's", rng,
                     gap, C.FIRST_STEP, metrics=tuple(e.metric for e in gap))]

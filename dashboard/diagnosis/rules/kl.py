@@ -5,6 +5,16 @@ An explosion is sustained (SUSTAIN logged points in a row) or catastrophic (one 
 non_finite's). A logged spike that returns at once (the first reuse step after the first optimizer update,
 where Adam's first steps are large, or one odd batch) is neither; a metric far from 0 at its first logged
 step is a level, and a jump is measured from there.
+
+The run's own early level: the KL to the reference at a first step of 1 or earlier is its value there (the
+policy starts as its reference, so that is where any move starts from); the clip fraction and the old-vs-current
+KL start from the regime the run is in from its first steps (the median of its first SHORT points), since their
+first step may be on-policy (0) while every reuse of the rollout after it clips: a level present from the first
+steps (rollouts reused many times, or old log-probs that disagree with the training forward, first_step_ratio's
+finding) is not an explosion, and the clip fraction's CLIP_HIGH counts only KL_JUMP times above that level
+(issue 24). An explosion is critical when it stays: its median over the next LONG logged points stays far above
+the level before it (or, at the end of the log, it has not come back yet); a jump that comes back sooner is a
+warning ("KL jumps far above its own level"); one KL in the tens is critical on its own (seen: 12, then 1e24, then inf).
 """
 
 from __future__ import annotations
@@ -42,19 +52,17 @@ SERIES = (("policy/kl_ref", KL_FLOOR, KL_FLOOR_SETTLED, KL_HUGE),
 
 
 def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None, prior: np.ndarray | None = None,
-           sustain: int = 3) -> np.ndarray:
+           sustain: int = 3, early: float | None = None) -> np.ndarray:
     """Where x stays above KL_JUMP x the run's level before it, and above a floor, for `sustain` logged points in a
     row (a spike that returns at once, or two spikes with a calm point between, is no explosion).
 
     The level before is the median of the LONG points ending SHORT points earlier; until half of those exist,
-    the first logged value (far from 0 there: a level, not a jump; at 0: an LR far too large explodes on
-    update one and must be caught). The floor is `floor` until LONG points exist, then `settled_floor`.
-    `prior`: the LONG-point rolling median of x when the caller has it. x: (T,) -> (T,) bool
+    the run's early level: `early`, by default the first logged value (far from 0 there: a level, not a jump; at
+    0: an LR far too large explodes on update one and must be caught). The floor is `floor` until LONG points
+    exist, then `settled_floor`. `prior`: the LONG-point rolling median of x when the caller has it.
+    x: (T,) -> (T,) bool
     """
-    prior = (rolling_median(x, LONG) if prior is None else prior)[:-SHORT]
-    first = x[np.isfinite(x)][0] if np.isfinite(x).any() else np.nan
-    before = np.full_like(x, first)
-    before[SHORT:] = np.where(np.isfinite(prior), prior, first)
+    before = level_before(x, rolling_median(x, LONG) if prior is None else prior, early)
     floors = np.full_like(x, floor)
     if settled_floor is not None:
         floors[SHORT + LONG:] = settled_floor
@@ -62,42 +70,84 @@ def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None, prio
         return stats.sustained((x > floors) & (x > KL_JUMP * np.fmax(before, floors / KL_JUMP)), sustain)
 
 
+def level_before(x: np.ndarray, prior: np.ndarray, early: float | None = None) -> np.ndarray:
+    """The run's level before each point: the LONG-point rolling median `prior` ending SHORT points earlier, the
+    early level (`early`, by default the first logged value) until that exists. (T,) -> (T,)"""
+    first = early if early is not None else (x[np.isfinite(x)][0] if np.isfinite(x).any() else np.nan)
+    before = np.full_like(x, first)
+    before[SHORT:] = np.where(np.isfinite(prior[:-SHORT]), prior[:-SHORT], first)
+    return before
+
+
+def early_level(metric: str, steps: np.ndarray, x: np.ndarray) -> float:
+    """The run's own early level of one series (module docstring): the KL to the reference's first logged value (at
+    a first step of 1 or earlier the policy is its reference; a first KL logged after updates is a level already,
+    and a jump is measured from it); for the clip fraction and the old-vs-current KL, the median of the first
+    SHORT points."""
+    finite = np.isfinite(x)
+    if not finite.any():
+        return float("nan")
+    if metric == "policy/kl_ref":
+        return float(x[finite][0])
+    return float(np.median(x[finite][:SHORT]))
+
+
 def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, settled: float | None,
-               level: float | None) -> tuple[object, tuple[int, int], bool] | None:
-    """(evidence, step range, critical?) of a sustained jump or a catastrophic value of one series, else None."""
+               level: float | None) -> tuple[object, tuple[int, int], bool, bool] | None:
+    """(evidence, step range, critical?, a catastrophic value?) of a sustained jump or a catastrophic value of one
+    series, else None. steps, x: (T,) the series' logged steps and finite values.
+
+    Critical: a jump far above the run's level before it (or a crossing of `level`, far above the run's early
+    level for the clip fraction) that stays: its median over the next LONG points (fewer at the end of the log: a
+    fresh jump stays until it comes back) is still KL_JUMP times that level (a crossing: within KL_JUMP of
+    `level`); or one KL of KL_CATASTROPHIC or more. A jump that comes back sooner is a warning."""
+    catastrophic_at = KL_CATASTROPHIC if metric == "policy/kl_ref" else None
     # Every way to fire needs a value above the lowest bar (a jump clears a floor, a level or KL_CATASTROPHIC is
     # above it): a series that never gets there, as an LLM's KL of 1e-3, skips the rolling medians
     bar = min(b for b in (floor, settled, level) if b is not None)
     if not bool((x > bar).any()):
         return None
+    early = early_level(metric, steps, x)
     prior = rolling_median(x, LONG)
-    crit = _jumps(x, floor, prior=prior)
-    why = f"{SUSTAIN} logged points in a row > {KL_JUMP:g}x the run's level before and > {floor:g}"
+    before = level_before(x, prior, early)
+    jump = _jumps(x, floor, prior=prior, early=early)
+    none = np.zeros(len(x), dtype=bool)
+    above, crossed = None, none
     if level is not None:
-        crit |= stats.sustained(x > level, SUSTAIN)
-        why += f", or above {level:g}"
-    if metric == "policy/kl_ref":
-        crit |= x >= KL_CATASTROPHIC
-        why += f", or one value >= {KL_CATASTROPHIC:g}"
-    # Below the absolute floor, a jump off the run's own settled level is a warning: at LLM scale
-    # (KL 1e-3..1e-1) it is an explosion in the making; on a noisy small run it may be a wobble.
-    mask = crit | (_jumps(x, floor, settled, prior, SUSTAIN_SETTLED) if settled is not None else crit)
-    eps = episodes(mask, min_len=1)
-    catastrophic = metric == "policy/kl_ref" and bool((x >= KL_CATASTROPHIC).any())
-    if not eps and not catastrophic:
-        return None
+        # the KL to the reference has a known start (0): far above `level` is far from it; a clip fraction or a
+        # staleness KL above `level` counts only far above the level the run holds from its first steps
+        above = level if metric == "policy/kl_ref" or not np.isfinite(early) else max(level, KL_JUMP * early)
+        crossed = stats.sustained(x > above, SUSTAIN)
+    cat = x >= catastrophic_at if catastrophic_at is not None else none
+    settled_jump = _jumps(x, floor, settled, prior, SUSTAIN_SETTLED, early=early) if settled is not None else none
+    eps = episodes(jump | crossed | cat | settled_jump, min_len=1)
     if not eps:
-        i = int(np.argmax(x >= KL_CATASTROPHIC))
-        eps = [(i, i)]
-    is_crit = bool(crit.any())
-    if not is_crit:
+        return None
+
+    def stays(a: int) -> bool:
+        need = max(floor, KL_JUMP * before[a]) if jump[a] else max(floor, above / KL_JUMP)
+        return bool(np.nanmedian(x[a:a + LONG]) > need)
+
+    held = [a for a, _ in episodes(jump | crossed, min_len=1) if stays(a)]
+    is_crit = bool(held) or bool(cat.any())
+    loud = bool(jump.any() or crossed.any() or cat.any())
+    if loud:
+        why = f"{SUSTAIN} logged points in a row > {KL_JUMP:g}x the run's level before and > {floor:g}"
+        if above is not None:
+            why += f", or above {above:g}"
+        why += f", holding over the next {LONG}"
+        if catastrophic_at is not None:
+            why += f"; or one value >= {catastrophic_at:g}"
+    else:
         why = f"{SUSTAIN_SETTLED} logged points in a row > {KL_JUMP:g}x the run's level before and > {settled:g}"
     i0, i1 = eps[0][0], eps[-1][1]
     peak = float(np.nanmax(x[i0:i1 + 1]))
     pre = float(np.nanmedian(x[max(0, i0 - LONG):i0])) if i0 > 0 else float("nan")
-    ev = evidence(metric, peak, (level or floor) if is_crit else settled, why,
-                  f"{metric} jumps to {fmt(peak)} at steps {steps[i0]}-{steps[i1]} (median before: {fmt(pre)})")
-    return ev, (int(steps[i0]), int(steps[i1])), is_crit
+    text = f"{metric} jumps to {fmt(peak)} at steps {steps[i0]}-{steps[i1]} (median before: {fmt(pre)})"
+    if loud and not is_crit:
+        text += f"; it comes back: its median over the next {LONG} logged points falls back near the level before"
+    ev = evidence(metric, peak, (level or floor) if loud else settled, why, text)
+    return ev, (int(steps[i0]), int(steps[i1])), is_crit, bool(cat.any())
 
 
 @rule("kl_clip_explode", "KL / clip fraction explode", "kl_clip_explode")
@@ -105,7 +155,7 @@ def kl_clip_explode(d: RunData):
     have = [m for m, *_ in SERIES if d.dense(m) is not None]
     if not have:
         return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
-    ev, ranges, severe = [], [], False
+    ev, ranges, severe, blowup = [], [], False, False
     for metric, floor, settled, level in SERIES:
         dd = d.dense(metric)
         if dd is None or len(dd[1]) < SHORT:
@@ -115,6 +165,7 @@ def kl_clip_explode(d: RunData):
             ev.append(hit[0])
             ranges.append(hit[1])
             severe |= hit[2]
+            blowup |= hit[3]
     if not ev:
         return []
     rng = (min(r[0] for r in ranges), max(r[1] for r in ranges))
@@ -129,8 +180,7 @@ def kl_clip_explode(d: RunData):
             ev.append(evidence(f"config:{hit[0]}", hit[1], None, "config", f"{hit[0]} = {hit[1]:g}"))
     title = "KL / clip fraction explode" if severe else "KL jumps far above its own level"
     severity = "critical" if severe else "warning"
-    catastrophic = any(e.metric == "policy/kl_ref" and e.value >= KL_CATASTROPHIC for e in ev)
-    if facts.rises(d, after) and not catastrophic:
+    if facts.rises(d, after) and not blowup:
         # the reward keeps climbing through it: worth knowing, not a run that fails
         severity, title = "info", title + " while the reward keeps rising"
         ev.append(evidence("reward/mean", after.change, None, "Theil-Sen change from the jump on",
