@@ -41,10 +41,12 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
-    """{table name: its column names} of an open database."""
+def tables(conn: sqlite3.Connection, only: Iterable[str] | None = None) -> dict[str, set[str]]:
+    """{table name: its column names} of an open database (of the tables in `only`, when given)."""
     names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {n: {r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')} for n in names}
+    wanted = set(only) if only is not None else None
+    return {n: {r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')} for n in names
+            if wanted is None or n in wanted}
 
 
 def has_tables(path: Path, wanted: dict[str, Iterable[str]]) -> bool | None:
@@ -57,7 +59,7 @@ def has_tables(path: Path, wanted: dict[str, Iterable[str]]) -> bool | None:
     except RunError:
         return None
     try:
-        have = tables(conn)
+        have = tables(conn, wanted)
     except sqlite3.Error:
         return None
     finally:
@@ -65,10 +67,12 @@ def has_tables(path: Path, wanted: dict[str, Iterable[str]]) -> bool | None:
     return all(t in have and set(cols) <= have[t] for t, cols in wanted.items())
 
 
-def check_tables(conn: sqlite3.Connection, path: Path, wanted: dict[str, Iterable[str]], what: str) -> None:
-    """A RunError naming the file when a table or column of `wanted` is missing (a foreign database)."""
+def check_tables(conn: sqlite3.Connection, path: Path, wanted: dict[str, Iterable[str]],
+                 what: str) -> dict[str, set[str]]:
+    """The columns of the tables in `wanted`; a RunError naming the file when a table or column of `wanted` is
+    missing (a foreign database)."""
     try:
-        have = tables(conn)
+        have = tables(conn, wanted)
     except sqlite3.Error as e:
         raise RunError(f"{path}: {_why(path, e)}") from None
     for table, cols in wanted.items():
@@ -77,6 +81,7 @@ def check_tables(conn: sqlite3.Connection, path: Path, wanted: dict[str, Iterabl
         if missing := sorted(set(cols) - have[table]):
             raise RunError(f"{path}: an SQLite database, but not {what} (table {table!r} has no "
                            f"{', '.join(missing)} column)")
+    return have
 
 
 def query(conn: sqlite3.Connection, path: Path, sql: str, args: tuple = ()) -> list[tuple]:

@@ -30,6 +30,7 @@ import pandas as pd
 
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import Points, column_of, new_chunk
+from collectors.readers.keymap import STEP_LIMIT
 from collectors.readers.stores import sqlite as sq
 from collectors.run import Problem, Run
 from collectors.sources import launch_target, register_source, split_launch
@@ -38,6 +39,7 @@ SUFFIX = ".db"
 NEEDED = {"metrics": ("run_name", "step", "metrics", "timestamp"), "configs": ("run_name", "config")}
 STEP_KEYS = ("train/global_step", "eval/global_step")  # transformers' TrackioCallback adds the trainer step
 SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}  # serialize_values' strings
+NUMBER_TYPES = {float, int}
 MAX_FILES = 200  # project files looked at in a folder (detection stays cheap)
 
 
@@ -70,14 +72,14 @@ def detect(target: str) -> bool:
     return p.is_dir() and bool(project_files(p))
 
 
-def _run_ids(conn: sqlite3.Connection, path: Path) -> list[tuple[str, str]]:
+def _run_ids(conn: sqlite3.Connection, path: Path, have: dict[str, set[str]] | None = None) -> list[tuple[str, str]]:
     """(launch name, run name) of every run of a project, in the order they first logged."""
-    cols = sq.tables(conn)["metrics"]
-    if "run_id" in cols:
+    have = have or sq.tables(conn)
+    if "run_id" in have["metrics"]:
         rows = sq.query(conn, path, "SELECT run_id, run_name, min(rowid) FROM metrics GROUP BY run_id "
                                     "UNION ALL SELECT run_id, run_name, NULL FROM configs "
                                     "WHERE run_id NOT IN (SELECT DISTINCT run_id FROM metrics)") \
-            if "run_id" in sq.tables(conn)["configs"] else \
+            if "run_id" in have["configs"] else \
             sq.query(conn, path, "SELECT run_id, run_name, min(rowid) FROM metrics GROUP BY run_id")
     else:
         rows = sq.query(conn, path, "SELECT run_name, run_name, min(rowid) FROM metrics GROUP BY run_name")
@@ -98,8 +100,8 @@ def list_launches(target: str) -> list[str]:
                 raise
             continue
         try:
-            sq.check_tables(conn, f, NEEDED, "a trackio project")
-            out += [launch_target(f, rid) for rid, _ in _run_ids(conn, f)]
+            have = sq.check_tables(conn, f, NEEDED, "a trackio project")
+            out += [launch_target(f, rid) for rid, _ in _run_ids(conn, f, have)]
         finally:
             conn.close()
     return out
@@ -151,8 +153,8 @@ class TrackioRun(Run):
         self.meta.info["trackio_project"] = db.stem
         self._conn = sq.connect(db)
         try:
-            sq.check_tables(self._conn, db, NEEDED, "a trackio project")
-            self._by_id = "run_id" in sq.tables(self._conn)["metrics"]
+            self._have = sq.check_tables(self._conn, db, NEEDED, "a trackio project")
+            self._by_id = "run_id" in self._have["metrics"]
             self._key = self._pick_run()
             self._config()
         except RunError:
@@ -164,7 +166,7 @@ class TrackioRun(Run):
 
     def _pick_run(self) -> str:
         """The run_id (or name) this Run reads: the launch named, else the project's only run."""
-        runs = _run_ids(self._conn, self.db)
+        runs = _run_ids(self._conn, self.db, self._have)
         if self.launch is None:
             if len(runs) > 1:
                 raise RunError(f"{self.db}: holds {len(runs)} runs; name one as {self.db}#RUN")
@@ -187,7 +189,7 @@ class TrackioRun(Run):
         return "run_id" if self._by_id else "run_name"
 
     def _config(self) -> None:
-        col = "run_id" if "run_id" in sq.tables(self._conn)["configs"] else "run_name"
+        col = "run_id" if "run_id" in self._have["configs"] else "run_name"
         key = self._key if col == "run_id" or not self._by_id else self.meta.name
         rows = sq.query(self._conn, self.db, f"SELECT config FROM configs WHERE {col} = ? ORDER BY rowid",
                         (key,))
@@ -214,29 +216,37 @@ class TrackioRun(Run):
         if not rows:
             return []
         self._last_rowid = rows[-1][0]
+        # orjson's bytes (a BLOB) in trackio's own files, text where another writer stored str
+        texts = [r[2].decode("utf-8", "replace") if isinstance(r[2], bytes) else str(r[2]) for r in rows]
         try:  # one parse for the whole batch: the texts joined as one JSON array
-            decoded = json.loads("[" + ",".join(r[2] for r in rows) + "]")
-        except (ValueError, RecursionError, TypeError):
-            decoded = [self._one(r[2]) for r in rows]
+            decoded = json.loads("[" + ",".join(texts) + "]")
+            if len(decoded) != len(rows):
+                raise ValueError("a row held more than one value")
+        except (ValueError, RecursionError):
+            decoded = [self._one(t) for t in texts]
         points = Points()
         bad = 0
+        plain = (float, int)
         for (_, step, _, stamp), values in zip(rows, decoded, strict=True):
             if not isinstance(values, dict):
                 bad += 1
                 continue
             if any(isinstance(v, dict) for v in values.values()):
                 values = _flat(values)
-            at = next((values[k] for k in STEP_KEYS if isinstance(values.get(k), (int, float))
-                       and not isinstance(values.get(k), bool) and math.isfinite(values[k])
-                       and values[k] == int(values[k])), step)
-            tags, nums = [], []
-            for k, v in values.items():
-                if k in STEP_KEYS:
-                    continue
-                n = _number(v)
-                if n is not False:
-                    tags.append(k)
-                    nums.append(n)
+            g = values.get(STEP_KEYS[0], values.get(STEP_KEYS[1]))
+            at = g if type(g) in plain and math.isfinite(g) and g == int(g) and abs(g) < STEP_LIMIT else step
+            if set(map(type, values.values())) <= NUMBER_TYPES:  # the usual row: numbers only
+                tags, nums = list(values), list(values.values())
+            else:
+                tags, nums = [], []
+                for k, v in values.items():
+                    if (n := _number(v)) is not False:
+                        tags.append(k)
+                        nums.append(n)
+            for k in STEP_KEYS:  # the step itself is no metric
+                if k in values and k in tags:
+                    i = tags.index(k)
+                    del tags[i], nums[i]
             if (t := _iso(stamp)) is not None:
                 tags.append("wall_time")
                 nums.append(t)
