@@ -24,8 +24,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_RUNS = REPO.parent / "shared" / "fixtures" / "real-runs"
-# three real runs of three sources: a TRL output folder, a verl console log, an OpenRLHF console log
-REAL = ("trl_redteam_sparse", "verl_qwen05b_gsm8k_ppo", "openrlhf_tools_gptoss_tdc_4783410")
+# three real runs of three sources, by their paths under the real-runs root: a TRL output folder (sparse reward,
+# not learning), a verl console log (healthy PPO), a TRL console log (a saturating task)
+REAL = ("trl_redteam_sparse", "verl_qwen05b_gsm8k_ppo", "trl_console_gsm8k_saturating/easy_standard.log")
 RUN_PAGES = ("checklist", "diagnosis", "samples", "config", "live")
 CHROMIUM = "/usr/bin/chromium"
 # what a page shows once it has drawn (the app may look idle before): the Runs table, the compared charts, a run's
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = {"demo": f"{demo.name}/demo"}
         keys |= {p.name: f"sample_runs/{p.name}" for p in sorted((REPO / "sample_runs").iterdir())
                  if (p / "run.json").exists()}
-        keys |= {name: f"real-runs/{name}" for name in REAL if (REAL_RUNS / name).is_dir()}
+        keys |= {name.split("/")[0]: f"real-runs/{name}" for name in REAL if (REAL_RUNS / name).exists()}
         if args.runs:
             keys = {k: v for k, v in keys.items() if k in args.runs}
         port = free_port()
