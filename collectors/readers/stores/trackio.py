@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+import numpy as np
 import pandas as pd
 
 from collectors.meta import RunError, RunMeta, flatten_config
-from collectors.readers.columnar import Points, column_of, new_chunk
+from collectors.readers.columnar import WALL, Points, column_of, new_chunk
 from collectors.readers.keymap import STEP_LIMIT
 from collectors.readers.stores import sqlite as sq
 from collectors.run import Problem, Run
@@ -142,6 +143,41 @@ def _iso(text: Any) -> float | None:
         return None
 
 
+class _Block:
+    """Consecutive rows of numbers logged under the same keys (a trainer logs the same dict every step),
+    gathered into one numpy block of Points (`add_block`) instead of a list append per value."""
+
+    def __init__(self, points: Points) -> None:
+        self.points = points
+        self.keys: tuple[str, ...] | None = None
+        self.steps: list[int] = []
+        self.orders: list[int] = []
+        self.rows: list[list] = []
+
+    def add(self, step: int, order: int, values: dict[str, Any], wall: float) -> None:
+        keys = tuple(values)
+        if keys != self.keys:
+            self.flush()
+            self.keys = keys
+        self.steps.append(step)
+        self.orders.append(order)
+        self.rows.append([*values.values(), wall])
+
+    def flush(self) -> None:
+        if not self.rows:
+            return
+        tags = [*self.keys, WALL]
+        try:
+            values = np.array(self.rows, dtype=np.float64)
+        except OverflowError:  # an integer past float (10**400): row by row, as a signed infinity
+            for step, order, row in zip(self.steps, self.orders, self.rows, strict=True):
+                self.points.add(step, tags, row, order)
+        else:
+            self.points.add_block(np.array(self.steps, dtype=np.int64), np.array(self.orders, dtype=np.int64),
+                                  tags, values)
+        self.steps, self.orders, self.rows = [], [], []
+
+
 class TrackioRun(Run):
     nan_known = True  # "NaN" is written as such; a key absent from a row was not logged
 
@@ -225,32 +261,37 @@ class TrackioRun(Run):
         except (ValueError, RecursionError):
             decoded = [self._one(t) for t in texts]
         points = Points()
+        block = _Block(points)
         bad = 0
         plain = (float, int)
         for (_, step, _, stamp), values in zip(rows, decoded, strict=True):
             if not isinstance(values, dict):
                 bad += 1
                 continue
-            if any(isinstance(v, dict) for v in values.values()):
+            types = set(map(type, values.values()))
+            if dict in types:
                 values = _flat(values)
-            g = values.get(STEP_KEYS[0], values.get(STEP_KEYS[1]))
-            at = g if type(g) in plain and math.isfinite(g) and g == int(g) and abs(g) < STEP_LIMIT else step
-            if set(map(type, values.values())) <= NUMBER_TYPES:  # the usual row: numbers only
-                tags, nums = list(values), list(values.values())
-            else:
-                tags, nums = [], []
-                for k, v in values.items():
-                    if (n := _number(v)) is not False:
-                        tags.append(k)
-                        nums.append(n)
-            for k in STEP_KEYS:  # the step itself is no metric
-                if k in values and k in tags:
-                    i = tags.index(k)
-                    del tags[i], nums[i]
-            if (t := _iso(stamp)) is not None:
-                tags.append("wall_time")
-                nums.append(t)
-            points.add(int(at), tags, nums)
+                types = set(map(type, values.values()))
+            g = values.pop(STEP_KEYS[0], None)  # the step itself is no metric
+            g2 = values.pop(STEP_KEYS[1], None)
+            g = g if g is not None else g2
+            at = int(g) if type(g) in plain and math.isfinite(g) and g == int(g) and abs(g) < STEP_LIMIT else step
+            wall = _iso(stamp)
+            if types <= NUMBER_TYPES and wall is not None:  # the usual row: numbers only, a block of its kind
+                block.add(at, points.next_event(), values, wall)
+                continue
+            block.flush()
+            tags, nums = [], []
+            for k, v in values.items():
+                if (n := _number(v)) is not False:
+                    tags.append(k)
+                    nums.append(n)
+            if wall is not None:
+                tags.append(WALL)
+                nums.append(wall)
+            points.add(at, tags, nums)
+            continue
+        block.flush()
         if bad:
             self._note(Problem(self.db.name, f"{bad} metrics row(s) that are no JSON object; skipped"))
         chunks, self._seq = new_chunk(points, self._table.frame(), self._seq, column_of)
