@@ -60,10 +60,6 @@ OURS_NOT_YET: dict[str, str] = {
                                   "reward (eval_diverges, length_drift); the KL drift is capped at warning",
     "trl_corpus/low_temperature": "false critical kl_clip_explode: policy/kl_ref 2-13 nats from step 3 (TRL divides the "
                                   "logits by the temperature 0.1 in the loss too). As sample_runs/low_temperature",
-    "trl_corpus/many_reuses": "false critical kl_clip_explode: policy/clipfrac 0.1-0.36 on the reuse steps of each "
-                              "rollout and 0 on each new rollout's first (the PPO clip bounding 8 reuses), "
-                              "policy/kl_ref 0.03-0.3 (one stretch to 3.2 at steps 65-72). The reuse count "
-                              "(config_many_reuses) is the finding; a bounded, periodic clip is no explosion",
 }
 
 @pytest.fixture(scope="module")
