@@ -322,7 +322,7 @@ class MlflowFileRun(_MlflowRun):
             except RunError:
                 pass
         points = Points()
-        wall: dict[int, float] = {}
+        wall: list[tuple[np.ndarray, np.ndarray]] = []  # (steps, timestamps in ms) of each file
         order = 0
         for key, f in self._files("metrics"):
             start = self._offsets.get(key, 0)
@@ -335,6 +335,10 @@ class MlflowFileRun(_MlflowRun):
                 continue
             end = data.rfind(b"\n") + 1  # a line still being written is read next time
             self._offsets[key] = start + end
+            parsed = _three_fields(data[:end])
+            if parsed is not None:  # the usual file: `timestamp value step` on every line, parsed by numpy
+                order = self._add_points(points, key, *parsed, order, wall)
+                continue
             steps, values, stamps, bad = [], [], [], 0
             for line in data[:end].decode("utf-8", errors="replace").splitlines():
                 parts = line.split()
@@ -352,26 +356,46 @@ class MlflowFileRun(_MlflowRun):
                 stamps.append(stamp)
             if bad:
                 self._note(Problem(f"metrics/{key}", f"{bad} line(s) not `timestamp value step`; skipped"))
-            if not steps:
-                continue
-            code = points.code(key)
-            n = len(steps)
-            points.add_arrays(np.asarray(steps, dtype=np.int64), np.full(n, code, dtype=np.int64),
-                              np.asarray(values, dtype=np.float64), np.arange(order, order + n, dtype=np.int64))
-            order += n
-            for s, t in zip(steps, stamps, strict=True):
-                wall[s] = max(wall.get(s, 0.0), t / 1000)
-        if wall:
-            code = points.code("wall_time")
-            points.add_arrays(np.fromiter(wall, dtype=np.int64, count=len(wall)),
-                              np.full(len(wall), code, dtype=np.int64),
-                              np.fromiter(wall.values(), dtype=np.float64, count=len(wall)),
-                              np.arange(order, order + len(wall), dtype=np.int64))
+            if steps:
+                order = self._add_points(points, key, np.asarray(stamps, dtype=np.int64),
+                                         np.asarray(values, dtype=np.float64), np.asarray(steps, dtype=np.int64),
+                                         order, wall)
+        if wall:  # each step's last write, in seconds
+            steps = np.concatenate([w[0] for w in wall])
+            stamps = np.concatenate([w[1] for w in wall])
+            frame = pd.Series(stamps).groupby(steps, sort=False).max()
+            points.add_arrays(frame.index.to_numpy(dtype=np.int64),
+                              np.full(len(frame), points.code("wall_time"), dtype=np.int64),
+                              frame.to_numpy(dtype=np.float64) / 1000,
+                              np.arange(order, order + len(frame), dtype=np.int64))
         return self._points_run(points)
+
+    @staticmethod
+    def _add_points(points: Points, key: str, stamps: np.ndarray, values: np.ndarray, steps: np.ndarray,
+                    order: int, wall: list) -> int:
+        n = len(steps)
+        points.add_arrays(steps, np.full(n, points.code(key), dtype=np.int64), values,
+                          np.arange(order, order + n, dtype=np.int64))
+        wall.append((steps, stamps))
+        return order + n
 
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:
             self.problems.append(problem)
+
+
+def _three_fields(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(timestamps, values, steps) of whole lines that all hold three fields; None otherwise (older 2-field
+    lines, 5 fields with a dataset, a damaged line: read line by line)."""
+    lines = data.count(b"\n")
+    tokens = data.split()
+    if not tokens or len(tokens) != 3 * lines or data.count(b" ") != 2 * lines:  # MLflow writes "%s %s %s\n"
+        return None
+    try:
+        return (np.array(tokens[0::3], dtype=np.int64), np.array(tokens[1::3], dtype=np.float64),
+                np.array(tokens[2::3], dtype=np.int64))
+    except (ValueError, OverflowError):
+        return None
 
 
 def open_mlflow(target: str) -> Run:
