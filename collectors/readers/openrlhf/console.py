@@ -270,16 +270,14 @@ def scan(block: bytes, base: int = 0, args: bool = True) -> list[Entry]:
 def _entry(raw: bytes, pos: int, mark: bytes) -> Entry | None:
     pid = _PID_RE.match(raw)
     process = f"{pid[1].decode()} pid={pid[2].decode()}" if pid else ""
-    if mark == STEP_MARK:
-        m = _STEP_RE.search(raw)
+    if mark in (STEP_MARK, EVAL_MARK):
+        m = (_STEP_RE if mark == STEP_MARK else _EVAL_RE).search(raw)
         if m is None:
             return None
-        return Entry("step", pos, int(m[1]), process, parse_status(m[2]))
-    if mark == EVAL_MARK:
-        m = _EVAL_RE.search(raw)
-        if m is None:
-            return None
-        return Entry("eval", pos, int(m[1]), process, parse_status(m[2]))
+        text = m[2]
+        close = text.rfind(b"}")  # what follows the dict's last brace (a colour reset, spaces) is not the dict
+        return Entry("step" if mark == STEP_MARK else "eval", pos, int(m[1]), process,
+                     parse_status(text[:close + 1]) if close >= 0 else None)
     m = _ARGS_RE.match(raw)
     if m is None or len(m[1]) > 1 << 20:
         return None
