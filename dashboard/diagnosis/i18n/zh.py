@@ -729,4 +729,11 @@ HINTS: dict[tuple[str, str], str] = {
                        "（见读取问题）。",
     ("trl", "live"): "TRL 只在保存 checkpoint（save_steps）时写 trainer_state.json，所以新的步到那时才出现；要每记录一步就看到，"
                      "把 collectors.trl.GrpoScopeCallback 加进 trainer。",
+    ("trackio", "samples"): "trackio 只保存标量（还有媒体，不会被读取）：没有 completion。TRL 用户可以把 "
+                            "collectors.trl.GrpoScopeCallback(\"runs/NAME\") 加进 trainer 的 callbacks 来保留它们。",
+    ("trackio", "config"): "调用 trackio.init 时没有传 config=...（TRL 的 callback 总是传入 trainer 的参数）",
+    ("mlflow", "samples"): "MLflow 保存标量、参数和 artifact：不会读取任何 completion。TRL 用户可以把 "
+                           "collectors.trl.GrpoScopeCallback(\"runs/NAME\") 加进 trainer 的 callbacks 来保留它们。",
+    ("mlflow", "config"): "这次训练没有参数：启动时没有调用 mlflow.log_params（TRL 的 callback 会记录 trainer 的参数，"
+                          "超过 MLflow 长度限制的除外）",
 }
