@@ -462,10 +462,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     # kl.py
     (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\); (?P<how>.+)",
      "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）；{how}"),
-    (r"it does not hold: its median over the next (?P<n>\S+) logged points falls back under the bar",
-     "没有保持：其后 {n} 个记录点的中位数回落到线下"),
-    (r"it comes back down \(no level beyond doubt holds\)", "又回落了（没有确定无疑保持住的水平）"),
-    (r"it stays under (?P<v>\S+), the level beyond doubt", "一直低于确定无疑的水平 {v}"),
+    (r"it comes back: its median over the next (?P<n>\S+) logged points falls back near the level before",
+     "又回落了：其后 {n} 个记录点的中位数回到跳升之前的水平附近"),
     (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\)",
      "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）"),
     ((r"KL to the reference is (?P<v>\S+) nats at step (?P<s>\S+), before the policy could move: a policy that starts "
