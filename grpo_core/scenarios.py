@@ -73,12 +73,12 @@ scenario(name="low_temperature", description="sampling temperature 0.1 (the loss
          symptom=("little in-group diversity: zero-variance fraction about 0.9, entropy about 0.06; the 10x sharper "
                   "update also drifts the policy (KL to the reference jumps) and the pass rate falls"),
          overrides={"rollout.temperature": 0.1},
-         # near-identical responses: zero-variance groups, little signal; the 10x update drifts the policy (a KL
-         # jump, the pass rate falls) as a side effect of the temperature, not the fault to report first; entropy is
-         # low from the first step, so a fall from an early level is not this run's mechanism
-         expected_rules=("low_diversity",),
-         allowed_rules={"zero_variance_groups": "warning", "reward_flat": "warning", "sparse_reward": "warning",
-                        "no_learning": "warning", "kl_clip_explode": "warning", "entropy_collapse": "info"})
+         # near-identical responses: most groups zero-variance (about 0.9), little signal; the 10x update drifts
+         # the policy (a KL jump, the pass rate falls) as a side effect of the temperature, not the fault to report
+         # first; entropy is low from the first step, so a fall from an early level is not this run's mechanism
+         expected_rules=("low_diversity", "zero_variance_groups"),
+         allowed_rules={"reward_flat": "warning", "sparse_reward": "warning", "no_learning": "warning",
+                        "kl_clip_explode": "warning", "entropy_collapse": "info"})
 scenario(name="lr_too_high", description="AdamW learning rate 0.05, 100x the default",
          symptom="policy/kl_ref jumps (clip fraction stays 0: one on-policy step per rollout), reward and eval collapse",
          overrides={"optim.lr": 0.05},

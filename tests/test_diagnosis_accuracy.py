@@ -48,18 +48,12 @@ OURS = {"sample_runs": SAMPLE_RUNS, "trl_corpus": TRL_CORPUS}
 # each run was made with: grpo_core/scenarios.py, scripts/make_trl_corpus.py), and why (measured 2026-12-04 19:20
 # UTC). Each marks that run's test xfail(strict=True); a rule fix shows as an XPASS, and the entry goes with it.
 OURS_NOT_YET: dict[str, str] = {
-    "sample_runs/low_temperature": "false critical kl_clip_explode: policy/kl_ref 0 -> 2.5 by step 2, 9-19 nats after "
-                                   "(the loss uses logits / 0.1, a 10x sharper update). The fault is the temperature "
-                                   "(low_diversity); the KL drift is its side effect, capped at warning, but a critical "
-                                   "says 'unstable' and sends the reader to the learning rate",
     "sample_runs/entropy_collapse": "false critical kl_clip_explode: policy/kl_ref 172 at step 1 (one point, back to 1.5 "
                                     "at step 2), 20 at step 15, about 2 otherwise (lr 3e-3, no KL term). The fault is "
                                     "the collapse (entropy_collapse, only a warning here); the KL is capped at warning",
     "sample_runs/length_hacking": "false critical kl_clip_explode: policy/kl_ref 0.16 -> 3.3 (max 25.9 at one step) as "
                                   "the length bonus pushes completions to the cap with no KL term. The fault is the "
                                   "reward (eval_diverges, length_drift); the KL drift is capped at warning",
-    "trl_corpus/low_temperature": "false critical kl_clip_explode: policy/kl_ref 2-13 nats from step 3 (TRL divides the "
-                                  "logits by the temperature 0.1 in the loss too). As sample_runs/low_temperature",
 }
 
 @pytest.fixture(scope="module")
@@ -145,6 +139,7 @@ def test_our_corpora_are_scored_as_the_real_runs():
     s = score_case(case, Observation({"low_diversity": "info", "kl_clip_explode": "critical",
                                       "entropy_collapse": "warning"}))
     assert s.errors() == ["low_temperature: expected low_diversity not reported at warning or above",
+                          "low_temperature: expected zero_variance_groups not reported at warning or above",
                           "low_temperature: false alarm entropy_collapse (warning)",
                           "low_temperature: false critical kl_clip_explode"]
 
