@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures.tracker_stores import CONFIG, make_stores
+from fixtures.tracker_stores import CONFIG, stores_copy
 
 from collectors.meta import RunError
 from collectors.sources import detect_source, launches_of, open_run, open_runs
@@ -30,7 +30,7 @@ def stores(tmp_path_factory) -> dict[str, Path]:
     # fixture's own process
     missing = [m for m in ("trackio", "mlflow", "sqlalchemy", "alembic") if importlib.util.find_spec(m) is None]
     assert not missing, f"{', '.join(missing)} not installed: pip install -e '.[dev]'"
-    return make_stores(tmp_path_factory.mktemp("stores"))
+    return stores_copy(tmp_path_factory.mktemp("stores"))
 
 
 def _by_name(runs):

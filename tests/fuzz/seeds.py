@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from fixtures.tracker_stores import stores_copy
 from fixtures.verl_logs import file_logger_line, generations_jsonl  # tests/ is on sys.path
 
 from collectors import sources
@@ -62,6 +63,7 @@ def make_generated(folder: Path) -> Path:
     _trainer_console(folder / "trl_console", trl_rows)
     _custom_log(folder / "custom_log", metrics)
     _openrlhf_console(folder / "openrlhf_console", metrics)
+    stores_copy(folder / "trackers")  # a trackio project, mlflow.db and mlruns/ written by trackio and MLflow
     trl_state = REAL_RUNS / "trl_trading_agent" / "trainer_state.json"
     if trl_state.is_file():  # TRL's output folder with log_completions: completions/*.parquet written by pandas
         trl_dir = folder / "trl_completions"

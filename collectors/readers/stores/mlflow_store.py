@@ -34,6 +34,7 @@ import pandas as pd
 
 from collectors.meta import RunError, RunMeta
 from collectors.readers.columnar import Points, column_of, new_chunk
+from collectors.readers.keymap import STEP_LIMIT
 from collectors.readers.stores import sqlite as sq
 from collectors.run import Problem, Run
 from collectors.sources import launch_target, register_source, split_launch
@@ -87,8 +88,10 @@ def _yaml(path: Path) -> dict[str, Any]:
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, yaml.YAMLError) as e:
-        raise RunError(f"{path}: not readable as MLflow's meta.yaml ({type(e).__name__})") from None
+    except OSError as e:
+        raise RunError(f"{path}: not readable ({e.strerror or 'the file cannot be opened'})") from None
+    except (yaml.YAMLError, ValueError, RecursionError):
+        raise RunError(f"{path}: not MLflow's meta.yaml (no YAML, or YAML nested too deep)") from None
     if not isinstance(data, dict):
         raise RunError(f"{path}: not MLflow's meta.yaml (no mapping of fields)")
     return data
@@ -350,6 +353,9 @@ class MlflowFileRun(_MlflowRun):
                     step = int(parts[2]) if len(parts) >= 3 else 0
                 except ValueError:
                     bad += 1
+                    continue
+                if not (-STEP_LIMIT <= step < STEP_LIMIT and -STEP_LIMIT <= stamp < STEP_LIMIT):
+                    bad += 1  # no int64: no place on the step axis
                     continue
                 steps.append(step)
                 values.append(value)

@@ -100,7 +100,7 @@ def _why(path: Path, error: sqlite3.Error) -> str:
         return "not an SQLite database (damaged, or another kind of file)"
     if "malformed" in text:
         return "the SQLite database is damaged (SQLite: database disk image is malformed)"
-    return f"SQLite cannot read it ({text.splitlines()[0] if text else type(error).__name__})"
+    return f"SQLite cannot read it ({text.splitlines()[0] if text else 'no reason given'})"
 
 
 def mtime(path: Path) -> float | None:

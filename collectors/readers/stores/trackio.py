@@ -233,8 +233,8 @@ class TrackioRun(Run):
             return
         try:
             config = json.loads(rows[-1][0])
-        except (ValueError, RecursionError, TypeError) as e:
-            self.problems.append(Problem(self.db.name, f"the run's config is no JSON ({type(e).__name__}); not read"))
+        except (ValueError, RecursionError, TypeError):
+            self.problems.append(Problem(self.db.name, "the run's config is no JSON (or nested too deep); not read"))
             return
         if not isinstance(config, dict):
             return
