@@ -395,3 +395,14 @@ def test_a_wandb_config_item_with_a_huge_number_or_deep_nesting_is_skipped_and_n
          "U+FFFD")]), d["notes"]
     _, meta = imported(folder, tmp_path)
     assert meta["config"] == {"lr": 1e-06, "name": "a\ufffdb", "model.layers": 2}
+
+
+def test_a_logged_key_named_like_the_step_is_left_out_with_a_note(tmp_path):
+    """`train/step` is our `step` once renamed: beside the row's own step it made two `step` columns and the
+    merge of a step's rows raised ("Grouper for 'step' not 1-dimensional")."""
+    f = tmp_path / "metrics.jsonl"
+    f.write_text("".join(json.dumps({"step": s, "train/step": 7, "loss": 1 / s}) + "\n" for s in (1, 2, 2, 3)))
+    run = open_run(f)
+    assert run.metrics["step"].tolist() == [1, 2, 3] and run.metrics["loss/total"].tolist() == [1.0, 0.5, 1 / 3]
+    assert "'train/step' named like the step itself; left out (the row's own step is used)" in [
+        p.message for p in run.problems]

@@ -27,6 +27,8 @@ from collectors.readers.keymap import to_number, to_step
 from collectors.readers.synonyms import rename_plan, to_canonical, user_map
 from collectors.run import NAN_AT, Problem, Run
 
+OWN_COLUMNS = ("step", "_seq")  # the table's own: a logged column renamed to one of them is no metric
+
 # Fewer rows than this say nothing about a column being a placeholder (the KL to the reference is 0 at the
 # first step of any run, by construction).
 MIN_ROWS_UNMEASURED = 3
@@ -267,8 +269,14 @@ class TextRun(Run):
         nans = {c: m[ok] for c, m in (nans or {}).items() if c in values.columns} | word_nans
         for col, mask in bad.items():
             self._note(Problem(file, f"line {', '.join(map(str, lines[mask][:3]))}: non-numeric {col}; left null"))
-        named = to_canonical(values, self.mapping)
         plan = rename_plan(values.columns, self.mapping)
+        if own := [c for c, name in plan.items() if name in OWN_COLUMNS]:  # `train/step` beside the row's step
+            values = values.drop(columns=own)
+            nans = {c: m for c, m in nans.items() if c not in own}
+            plan = {c: name for c, name in plan.items() if c not in own}
+            self._note(Problem(file, f"{', '.join(map(repr, own[:3]))} named like the step itself; left out (the "
+                                     "row's own step is used)"))
+        named = to_canonical(values, self.mapping)
         for col, name in plan.items():
             self._logged_as.setdefault(name, col)
         if len(set(plan.values())) < len(plan):
