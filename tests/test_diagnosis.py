@@ -617,6 +617,44 @@ def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike
     assert any(n.rule_id == "reference_mismatch" and "step 5" in n.reason for n in diagnose(run).not_judged)
 
 
+def test_a_kl_of_tempered_log_probs_is_judged_on_the_scale_of_temperature_one(tmp_path):
+    s = healthy_series(100)
+    # KL to the reference 0 at step 0, then 10-19 nats held: an explosion at temperature 1 (above KL_HUGE 5)
+    s["policy/kl_ref"] = np.r_[0.0, np.linspace(10, 19, 99)]
+    assert by_rule(diagnose(write(tmp_path, s, name="t1")), "kl_clip_explode").severity == "critical"
+    # at a sampling temperature of 0.1 every log-prob is of logits / 0.1: the same logits' drift reads ~100x
+    # (1/T^2), so 10-19 nats are 0.1-0.19 at T = 1, under every bar (floor 0.5 x 100, huge 5 x 100)
+    d = diagnose(write(tmp_path, s, dict(CORE_CONFIG, **{"rollout.temperature": 0.1}), name="t01"))
+    assert "kl_clip_explode" not in {f.rule_id for f in d.findings}
+    # a KL of 2,000 nats is still one at 0.1 (catastrophic: 10 x 100), and the finding says how it was judged
+    s["policy/kl_ref"][60] = 2000.0
+    f = by_rule(diagnose(write(tmp_path, s, dict(CORE_CONFIG, **{"rollout.temperature": 0.1}), name="t01_boom")),
+                "kl_clip_explode")
+    assert f.severity == "critical" and (
+        "rollout.temperature = 0.1: log-probs of logits / T make a KL about 100x what the same change shows at "
+        "T = 1; the KL bars are scaled by it") in [e.text for e in f.evidence]
+
+
+def test_zero_variance_groups_a_low_temperature_explains_are_its_consequence(tmp_path):
+    s = healthy_series(100)
+    for k in ("groups/all_pass_frac", "groups/all_fail_frac"):
+        s.pop(k, None)
+    s["reward/mean"] = s["reward/pass_rate"] = np.full(100, 0.3) + np.random.default_rng(8).normal(0, 0.02, 100)
+    s["groups/zero_std_frac"] = np.full(100, 0.95)  # almost every group tied: critical on its own
+    d = diagnose(write(tmp_path, s, name="tied"))
+    assert by_rule(d, "zero_variance_groups").severity == "critical"
+    # at temperature 0.1 (config) a group's responses come out alike: low_diversity is the cause to check first
+    d = diagnose(write(tmp_path, s, dict(CORE_CONFIG, **{"rollout.temperature": 0.1}), name="cold"))
+    f = by_rule(d, "zero_variance_groups")
+    assert f.severity == "warning" and f.evidence[-1].text == (
+        "the groups' responses come out alike (low_diversity): a consequence; check the sampling diversity first")
+    # an entropy near 0 alone (an SFT'd policy) does not say so: a sparse reward ties groups by failing them all
+    s["policy/entropy"] = np.full(100, 0.05) + np.random.default_rng(9).normal(0, 0.005, 100)
+    d = diagnose(write(tmp_path, s, name="sft"))
+    assert by_rule(d, "low_diversity").severity == "warning"
+    assert by_rule(d, "zero_variance_groups").severity == "critical"
+
+
 def test_completions_pinned_at_the_cap_are_a_finding_even_when_they_never_change(tmp_path):
     s = healthy_series(60)
     # 0.59, 0.61, 0.59, ...: Mann-Kendall S = 30 of 1770 pairs (tau-b 0.024), and the 870 same-parity pairs have

@@ -87,3 +87,13 @@ def test_a_finding_with_too_few_steps_before_the_explosion_is_its_consequence():
     assert {f.rule_id: f.severity for f in demote_consequences([late, early], steps)}["reward_flat"] == "critical"
     # without the steps, only a finding that starts after the onset is demoted (the old rule)
     assert {f.rule_id: f.severity for f in demote_consequences([boom, early])}["reward_flat"] == "critical"
+
+
+def test_a_first_step_mismatch_says_unstable_however_short_the_run(tmp_path):
+    # 2 logged steps: too few for any trend (MIN_TREND_STEPS 20), but a mismatch at step 1 needs none
+    d = RunData(write(tmp_path, np.array([0.6, 0.62])))
+    mismatch = finding("first_step_ratio", "warning", "Rollout and training log-probs disagree at the first step",
+                       (1, 1), [evidence("policy/clipfrac", 0.143, 0.067, "step 1", "14.3% of tokens clipped")], ())
+    assert verdict(d, [mismatch]).text == "unstable: Rollout and training log-probs disagree at the first step"
+    # without it, the same two steps cannot be judged
+    assert verdict(d, []).kind == "cant_judge"

@@ -18,6 +18,11 @@ from dashboard.diagnosis.findings import Finding
 from dashboard.diagnosis.series import MIN_CONSECUTIVE
 
 ROOTS = ("kl_clip_explode", "non_finite")
+# A finding another one explains, by mechanism: groups whose responses come out alike score alike, so their
+# zero-variance groups are low_diversity's consequence, when that finding shows the responses are made alike (a
+# sampling temperature from the config, or groups of one identical text in the samples). An entropy near 0 alone
+# does not say it: an SFT'd policy on a sparse reward ties its groups by failing them all.
+EXPLAINED_BY = {"zero_variance_groups": ("low_diversity", ("config:", "samples"))}
 
 
 def _after(start: int, onset: int, steps: np.ndarray | None) -> bool:
@@ -43,6 +48,24 @@ def demote_consequences(findings: list[Finding], steps: np.ndarray | None = None
                             if f.step_range[0] > onset else
                             f"only {int(np.sum((steps >= f.step_range[0]) & (steps < onset)))} logged step(s) before "
                             f"the run exploded at step {onset}: mostly a consequence; check the explosion first")
+            f = replace(f, severity="warning", evidence=(*f.evidence, note))
+        out.append(f)
+    return out
+
+
+def demote_explained(findings: list[Finding]) -> list[Finding]:
+    """findings -> the same findings, where a critical one that a warning-or-worse finding of its EXPLAINED_BY
+    rule explains (with evidence of one of the named kinds) is a warning with one more line of evidence naming
+    that rule."""
+    shown = {f.rule_id: f for f in findings if f.severity in ("warning", "critical")}
+    out = []
+    for f in findings:
+        cause, kinds = EXPLAINED_BY.get(f.rule_id, (None, ()))
+        why = shown.get(cause)
+        if f.severity == "critical" and why is not None and any(e.metric.startswith(kinds) for e in why.evidence):
+            note = evidence(f"finding:{cause}", float("nan"), None, "the finding that explains it",
+                            f"the groups' responses come out alike ({cause}): a consequence; check the sampling "
+                            "diversity first")
             f = replace(f, severity="warning", evidence=(*f.evidence, note))
         out.append(f)
     return out

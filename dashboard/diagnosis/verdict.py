@@ -66,6 +66,9 @@ def verdict(d: RunData, findings: list[Finding]) -> Verdict:
     if (f := _first(findings, NEVER_HEALTHY, ("critical",))) is not None:
         return Verdict("not_learning", "almost every group tied over most of the run; the reward rises on the few "
                        "updates with a signal")
+    # A mismatch before the first update needs no trend: it is there at step 1, however short the run
+    if (f := _first(findings, ("first_step_ratio",), ("warning",))) is not None:
+        return Verdict("unstable", f.title)
     r = d.dense(facts.REWARD)
     points = 0 if r is None else len(r[1])
     if r is None:

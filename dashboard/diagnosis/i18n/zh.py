@@ -417,6 +417,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     (r"G = (?P<g>\S+) with (?P<k>\S+) = (?P<v>\S+): the std of so few rewards is mostly noise",
      "G = {g}，且 {k} = {v}：这么少的 reward 算出的 std 主要是噪声"),
     # consequences.py
+    (r"the groups' responses come out alike \((?P<r>\S+)\): a consequence; check the sampling diversity first",
+     "同一 group 的回答几乎一样（{r}）：这是它的后果；先查采样的多样性"),
     (r"begins after the run exploded at step (?P<s>\S+): a consequence; check the explosion first",
      "在训练于第 {s} 步爆炸之后才出现：是爆炸的后果；先查爆炸"),
     ((r"only (?P<n>\S+) logged step\(s\) before the run exploded at step (?P<s>\S+): mostly a consequence; "
@@ -460,6 +462,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在 {n} 个生成批次的第一个 optimizer step 中，有 {p}% 的 clip fraction 大于 0（{how}），而此时 policy 仍等于采样的那个"),
     (r"(?P<v>.+): one optimizer step in (?P<p>\S+) starts a batch", "{v}：每 {p} 个 optimizer step 开始一个批次"),
     # kl.py
+    ((r"(?P<k>\S+) = (?P<t>\S+): log-probs of logits / T make a KL about (?P<x>\S+)x what the same change shows "
+      r"at T = 1; the KL bars are scaled by it"),
+     "{k} = {t}：log-prob 是按 logits / T 算的，同样的变化在这里的 KL 约是 T = 1 时的 {x} 倍；KL 的阈值按此放大"),
     (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\); (?P<how>.+)",
      "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）；{how}"),
     (r"it comes back: its median over the next (?P<n>\S+) logged points falls back near the level before",

@@ -39,6 +39,10 @@ KL_CATASTROPHIC = 10.0  # one logged KL in the tens is an explosion on its own (
 CLIP_HIGH = 0.2  # PPO practice keeps clip fraction ~0.1-0.2; above it sustained, the trust region is exceeded
 CLIP_JUMP_FLOOR = 0.05
 SHORT, LONG = 5, 20
+# TRL, verl and our trainer compute every log-prob of logits / T at the sampling temperature T, the reference's
+# too: a change of the logits moves the log-ratio by ~1/T, and a KL by ~1/T^2 of what it shows at T = 1 (at T =
+# 0.1, a drift of 0.19 nats reads 19). Below T = 1 the KL bars are scaled by 1/T^2 (never lowered above it).
+KL_SCALED_BELOW = 1.0
 SUSTAIN = 3  # logged points in a row: an explosion stays; a spike (one odd batch, Adam's first reuse step) returns
 SUSTAIN_SETTLED = 5  # below the absolute floor the evidence is weaker: it must stay longer to count
 # KL to the reference at the first step: a policy equal to its reference gives 0 there (TRL logs 0 or ~1e-5;
@@ -92,16 +96,27 @@ def early_level(metric: str, steps: np.ndarray, x: np.ndarray) -> float:
     return float(np.median(x[finite][:SHORT]))
 
 
+def temperature_scale(d: RunData) -> tuple[float, str] | None:
+    """(1/T^2, the config key) for a sampling temperature T below KL_SCALED_BELOW in the config, else None."""
+    t = d.number("rollout.temperature", "temperature")
+    if t is None or not 0.0 < t[1] < KL_SCALED_BELOW:
+        return None
+    return 1.0 / t[1] ** 2, t[0]
+
+
 def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, settled: float | None,
-               level: float | None) -> tuple[object, tuple[int, int], bool, bool] | None:
+               level: float | None, scale: float = 1.0) -> tuple[object, tuple[int, int], bool, bool] | None:
     """(evidence, step range, critical?, a catastrophic value?) of a sustained jump or a catastrophic value of one
     series, else None. steps, x: (T,) the series' logged steps and finite values.
 
     Critical: a jump far above the run's level before it (or a crossing of `level`, far above the run's early
     level for the clip fraction) that stays: its median over the next LONG points (fewer at the end of the log: a
     fresh jump stays until it comes back) is still KL_JUMP times that level (a crossing: within KL_JUMP of
-    `level`); or one KL of KL_CATASTROPHIC or more. A jump that comes back sooner is a warning."""
-    catastrophic_at = KL_CATASTROPHIC if metric == "policy/kl_ref" else None
+    `level`); or one KL of KL_CATASTROPHIC or more. A jump that comes back sooner is a warning. `scale`: the
+    absolute bars of a KL (floors, level, catastrophic) are multiplied by it (temperature_scale)."""
+    floor, settled = floor * scale, settled * scale if settled is not None else None
+    level = level * scale if level is not None else None
+    catastrophic_at = KL_CATASTROPHIC * scale if metric == "policy/kl_ref" else None
     # Every way to fire needs a value above the lowest bar (a jump clears a floor, a level or KL_CATASTROPHIC is
     # above it): a series that never gets there, as an LLM's KL of 1e-3, skips the rolling medians
     bar = min(b for b in (floor, settled, level) if b is not None)
@@ -156,11 +171,13 @@ def kl_clip_explode(d: RunData):
     if not have:
         return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
     ev, ranges, severe, blowup = [], [], False, False
+    tscale = temperature_scale(d)
     for metric, floor, settled, level in SERIES:
         dd = d.dense(metric)
         if dd is None or len(dd[1]) < SHORT:
             continue
-        hit = _explosion(metric, *dd, floor, settled, level)
+        scale = tscale[0] if tscale is not None and metric != "policy/clipfrac" else 1.0
+        hit = _explosion(metric, *dd, floor, settled, level, scale)
         if hit is not None:
             ev.append(hit[0])
             ranges.append(hit[1])
@@ -168,6 +185,10 @@ def kl_clip_explode(d: RunData):
             blowup |= hit[3]
     if not ev:
         return []
+    if tscale is not None and any(e.metric != "policy/clipfrac" for e in ev):
+        ev.append(evidence(f"config:{tscale[1]}", tscale[0], None, "config",
+                           f"{tscale[1]} = {fmt(tscale[0] ** -0.5)}: log-probs of logits / T make a KL about "
+                           f"{fmt(tscale[0])}x what the same change shows at T = 1; the KL bars are scaled by it"))
     rng = (min(r[0] for r in ranges), max(r[1] for r in ranges))
     after = _reward_after(d, rng[0])
     for name in ("optim/lr", "optim/grad_norm"):
