@@ -53,6 +53,6 @@ def test_chinese_diagnosis_page_renders(server, page):
     assert page.evaluate(GLYPHS_DIFFER, ["诊", "断", "组", "同"]), "CJK characters draw as identical boxes"
     # the switch shows the choice, and a link to a check keeps the language in its URL
     assert page.get_by_test_id("stRadio").filter(has_text="中文").first.is_visible()
-    link = page.get_by_test_id("stPageLink").filter(has_text="打开 samples").first
+    link = page.get_by_test_id("stPageLink").filter(has_text="打开 样本").first
     link.wait_for(timeout=RENDER_TIMEOUT_MS)
     assert "lang=zh" in (link.locator("a").first.get_attribute("href") or "")

@@ -47,6 +47,8 @@ answers = {names[k]: [i18n.localise_answer(a, lang)
                       for a in config_questions.answer_questions(s.run.meta.config, s.run.meta.source)]
            for k, s in snaps.items()}
 first = next(iter(answers.values()))
-rows = [{i18n.label("question", lang): first[i].question, **{n: a[i].answer for n, a in answers.items()}}
+# st.table renders Markdown in its cells and headers: run names and answers (the runs' config values) escaped
+rows = [{i18n.label("question", lang): escape_md(first[i].question),
+         **{escape_md(n): escape_md(a[i].answer) for n, a in answers.items()}}
         for i in range(len(config_questions.QUESTIONS))]
 st.table(pd.DataFrame(rows, index=pd.Index(range(1, len(rows) + 1), name="#")))
