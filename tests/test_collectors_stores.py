@@ -196,3 +196,22 @@ def test_grpo_diagnose_console_script_on_each_store(stores, tmp_path):
         # the NaN kl of step 3 is the one critical finding: the reader kept it apart from a missing value
         assert [(f["rule_id"], f["step_range"]) for f in six["findings"] if f["severity"] == "critical"] == \
             [("non_finite", [3, 3])]
+
+
+def test_an_mlruns_line_still_being_written_is_read_when_it_is_whole(stores, tmp_path):
+    """MLflow appends `timestamp value step\\n` to metrics/<key>: a refresh that meets half a line leaves it for
+    the next one (the bytes here are MLflow's own, cut in the middle of the last line and then completed)."""
+    source = next(Path(t) for t in launches_of(stores["mlruns"]) if open_run(t).name == "run-a")
+    run_dir = tmp_path / source.name
+    shutil.copytree(source, run_dir)
+    reward = run_dir / "metrics" / "reward"
+    whole = reward.read_bytes()
+    last = whole.rstrip(b"\n").rfind(b"\n") + 1  # where step 6's line starts
+    reward.write_bytes(whole[: last + 8])  # its timestamp only half written
+    run = open_run(run_dir)
+    assert run.metrics["step"].tolist() == [1, 2, 3, 4, 5, 6]  # step 6 from the other keys' files
+    assert math.isnan(run.metrics["reward/mean"].iloc[-1]) and 6 not in run.nan_at.get("reward/mean", set())
+    reward.write_bytes(whole)
+    run.refresh()
+    assert run.metrics["reward/mean"].tolist() == pytest.approx([0.1 * s for s in range(1, 7)])
+    assert run.metrics["completions/len_mean"].tolist() == [101.0, 102.0, 103.0, 104.0, 105.0, 106.0]
