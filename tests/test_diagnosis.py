@@ -635,6 +635,28 @@ def test_a_kl_of_tempered_log_probs_is_judged_on_the_scale_of_temperature_one(tm
         "T = 1; the KL bars are scaled by it") in [e.text for e in f.evidence]
 
 
+def test_without_a_kl_term_the_kl_to_the_reference_is_distance_travelled(tmp_path):
+    s = healthy_series(100)
+    s["reward/mean"] = s["reward/pass_rate"] = 0.5 + np.random.default_rng(10).normal(0, 0.03, 100)  # not rising
+    # KL to the reference 0.16 -> 3.3 held, one value of 25.9: critical where a KL term holds the policy
+    s["policy/kl_ref"] = np.r_[np.full(40, 0.16), np.full(60, 3.3)]
+    s["policy/kl_ref"][70] = 25.9
+    assert by_rule(diagnose(write(tmp_path, s, name="kl_term")), "kl_clip_explode").severity == "critical"
+    # with no KL term (our kl_mode none; TRL beta 0; verl use_kl_loss and use_kl_in_reward false) nothing holds it
+    for config, said in (({"algo.kl_mode": "none"}, "algo.kl_mode = none"), ({"beta": 0.0}, "beta = 0"),
+                         ({"actor_rollout_ref.actor.use_kl_loss": False, "algorithm.use_kl_in_reward": False},
+                          "actor_rollout_ref.actor.use_kl_loss = False, algorithm.use_kl_in_reward = False")):
+        cfg = {k: v for k, v in CORE_CONFIG.items() if k != "algo.kl_mode"} | config
+        f = by_rule(diagnose(write(tmp_path, s, cfg, name=said.split()[0])), "kl_clip_explode")
+        assert f.severity == "warning", said
+        assert f"no KL term ({said}): nothing holds the policy near its reference, so its KL to it measures how " \
+               "far the policy went; at most a warning on its own" in [e.text for e in f.evidence]
+    # ... while a clip fraction that explodes and stays is still critical without one
+    s["policy/clipfrac"] = np.r_[np.full(40, 0.01), np.full(60, 0.6)]
+    cfg = {k: v for k, v in CORE_CONFIG.items() if k != "algo.kl_mode"} | {"beta": 0.0}
+    assert by_rule(diagnose(write(tmp_path, s, cfg, name="clip")), "kl_clip_explode").severity == "critical"
+
+
 def test_zero_variance_groups_a_low_temperature_explains_are_its_consequence(tmp_path):
     s = healthy_series(100)
     for k in ("groups/all_pass_frac", "groups/all_fail_frac"):

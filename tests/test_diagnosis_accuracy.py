@@ -47,14 +47,8 @@ OURS = {"sample_runs": SAMPLE_RUNS, "trl_corpus": TRL_CORPUS}
 # Runs of our two corpora the diagnosis does not get right yet against their manifests (written from the mechanism
 # each run was made with: grpo_core/scenarios.py, scripts/make_trl_corpus.py), and why (measured 2026-12-04 19:20
 # UTC). Each marks that run's test xfail(strict=True); a rule fix shows as an XPASS, and the entry goes with it.
-OURS_NOT_YET: dict[str, str] = {
-    "sample_runs/entropy_collapse": "false critical kl_clip_explode: policy/kl_ref 172 at step 1 (one point, back to 1.5 "
-                                    "at step 2), 20 at step 15, about 2 otherwise (lr 3e-3, no KL term). The fault is "
-                                    "the collapse (entropy_collapse, only a warning here); the KL is capped at warning",
-    "sample_runs/length_hacking": "false critical kl_clip_explode: policy/kl_ref 0.16 -> 3.3 (max 25.9 at one step) as "
-                                  "the length bonus pushes completions to the cap with no KL term. The fault is the "
-                                  "reward (eval_diverges, length_drift); the KL drift is capped at warning",
-}
+OURS_NOT_YET: dict[str, str] = {}
+
 
 @pytest.fixture(scope="module")
 def sample_score():

@@ -462,6 +462,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在 {n} 个生成批次的第一个 optimizer step 中，有 {p}% 的 clip fraction 大于 0（{how}），而此时 policy 仍等于采样的那个"),
     (r"(?P<v>.+): one optimizer step in (?P<p>\S+) starts a batch", "{v}：每 {p} 个 optimizer step 开始一个批次"),
     # kl.py
+    ((r"no KL term \((?P<c>.+)\): nothing holds the policy near its reference, so its KL to it measures how far the "
+      r"policy went; at most a warning on its own"),
+     "没有 KL 项（{c}）：没有什么把 policy 拉在参考模型附近，所以它对参考模型的 KL 只是 policy 走了多远；单凭这一点最多是警告"),
     ((r"(?P<k>\S+) = (?P<t>\S+): log-probs of logits / T make a KL about (?P<x>\S+)x what the same change shows "
       r"at T = 1; the KL bars are scaled by it"),
      "{k} = {t}：log-prob 是按 logits / T 算的，同样的变化在这里的 KL 约是 T = 1 时的 {x} 倍；KL 的阈值按此放大"),

@@ -96,6 +96,21 @@ def early_level(metric: str, steps: np.ndarray, x: np.ndarray) -> float:
     return float(np.median(x[finite][:SHORT]))
 
 
+def no_kl_term(d: RunData) -> str | None:
+    """"key = value" when the config says the loss and the reward carry no KL term (our algo.kl_mode none, TRL
+    beta 0, verl use_kl_loss and use_kl_in_reward both false, a KL coefficient of 0), else None (a term, or
+    unknown). Nothing then holds the policy near its reference: the KL to it measures how far the policy went."""
+    mode = d.setting("algo.kl_mode")
+    if mode is not None:
+        return f"{mode[0]} = {mode[1]}" if str(mode[1]).lower() == "none" else None
+    loss, reward = d.setting("use_kl_loss"), d.setting("use_kl_in_reward")
+    if loss is not None and reward is not None:
+        off = all(str(v[1]).lower() in ("false", "0") for v in (loss, reward))
+        return f"{loss[0]} = {loss[1]}, {reward[0]} = {reward[1]}" if off else None
+    coef = d.number("beta", "init_kl_coef", "kl_coef", "kl_coeff")
+    return f"{coef[0]} = {coef[1]:g}" if coef is not None and coef[1] == 0 else None
+
+
 def temperature_scale(d: RunData) -> tuple[float, str] | None:
     """(1/T^2, the config key) for a sampling temperature T below KL_SCALED_BELOW in the config, else None."""
     t = d.number("rollout.temperature", "temperature")
@@ -171,7 +186,7 @@ def kl_clip_explode(d: RunData):
     if not have:
         return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
     ev, ranges, severe, blowup = [], [], False, False
-    tscale = temperature_scale(d)
+    tscale, free = temperature_scale(d), no_kl_term(d)
     for metric, floor, settled, level in SERIES:
         dd = d.dense(metric)
         if dd is None or len(dd[1]) < SHORT:
@@ -181,10 +196,17 @@ def kl_clip_explode(d: RunData):
         if hit is not None:
             ev.append(hit[0])
             ranges.append(hit[1])
-            severe |= hit[2]
-            blowup |= hit[3]
+            # without a KL term the KL to the reference is the distance travelled: no explosion of the update
+            # on its own (the clip fraction and the old-vs-current KL still say one)
+            capped = free is not None and metric == "policy/kl_ref"
+            severe |= hit[2] and not capped
+            blowup |= hit[3] and not capped
     if not ev:
         return []
+    if free is not None and any(e.metric == "policy/kl_ref" for e in ev):
+        ev.append(evidence("config:kl", float("nan"), None, "config",
+                           f"no KL term ({free}): nothing holds the policy near its reference, so its KL to it "
+                           "measures how far the policy went; at most a warning on its own"))
     if tscale is not None and any(e.metric != "policy/clipfrac" for e in ev):
         ev.append(evidence(f"config:{tscale[1]}", tscale[0], None, "config",
                            f"{tscale[1]} = {fmt(tscale[0] ** -0.5)}: log-probs of logits / T make a KL about "
