@@ -360,6 +360,10 @@ def test_verifier_suspect_cites_right_answers_with_reward_zero(tmp_path):
     assert f.severity == "critical"  # 36 of 48 reward-0 answers are the sum: 75%
     assert "36 of 48" in f.evidence[0].text
     assert f.examples[0]["prompt"] == "3+4=" and f.examples[0]["completion"] == "7"
+    # each group answers its sum 3 times at each of 3 steps: the examples are its 4 distinct (prompt, answer) pairs
+    # (3+4=7, 2+5=7, 1+1=2, 6+2=8), each once, not the first 5 rows (three of them one pair)
+    assert [(e["prompt"], e["completion"]) for e in f.examples] == [("3+4=", "7"), ("2+5=", "7"), ("1+1=", "2"),
+                                                                    ("6+2=", "8")]
     ok = diagnose(write(tmp_path, s, samples=samples_for({"right": 1.0, "wrong": 0.0}), name="ok"))
     assert "verifier_suspect" not in fired(ok)
 

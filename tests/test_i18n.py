@@ -134,9 +134,9 @@ def test_the_verdict_in_both_languages():
     reasons = verdict_reasons_in_source()
     assert len(reasons) >= 4  # the scan does see them
     assert not [r for r in reasons if not i18n.has_verdict_reason(r, "zh")], reasons
-    v = i18n.localise_verdict(verdict.Verdict("healthy", "the reward rises: reward +0.276 over steps 0-199 "
+    v = i18n.localise_verdict(verdict.Verdict("healthy", "the reward rises: reward 0.28 -> 0.43 over steps 0-199 "
                                               "(Mann-Kendall p = 4e-27); 2 warning(s) to read"), "zh")
-    assert v.text == "健康：reward 在上升：第 0-199 步 reward 变化 +0.276（Mann-Kendall p = 4e-27）；另有 2 条警告值得一读"
+    assert v.text == "健康：reward 在上升：第 0-199 步 reward 从 0.28 到 0.43（Mann-Kendall p = 4e-27）；另有 2 条警告值得一读"
     assert v.kind == "healthy"
 
 

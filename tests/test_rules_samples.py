@@ -205,8 +205,10 @@ def frame_verifier_suspect(s: pd.DataFrame | None):
     ev = [evidence("samples", share, SUSPECT_WARN, f"over {zero} reward-0 responses {where}",
                    f"{len(bad)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
     cols = [c for c in ("step", "group", "prompt", "completion", "reward", "why") if c in bad]
+    # one example per (prompt, response), compared as text
+    distinct = ~pd.DataFrame({"p": bad["prompt"].map(str), "c": bad["completion"].map(str)}).duplicated()
     examples = [{k: (str(v)[:200] if isinstance(v, str) else v) for k, v in row.items()}
-                for row in bad[cols].head(5).to_dict("records")]
+                for row in bad[cols][distinct.to_numpy()].head(5).to_dict("records")]
     examples = [{k: (int(v) if isinstance(v, (np.integer,)) else float(v) if isinstance(v, np.floating) else v)
                  for k, v in e.items()} for e in examples]
     return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "

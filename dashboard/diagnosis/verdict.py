@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dashboard.diagnosis import facts
+from dashboard.diagnosis.build import fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding
+from dashboard.diagnosis.series import early_level, late_level, window_for
 
 Kind = Literal["healthy", "not_learning", "unstable", "cant_judge"]
 LABELS: dict[str, str] = {"healthy": "healthy", "not_learning": "not learning", "unstable": "unstable",
@@ -79,8 +81,11 @@ def verdict(d: RunData, findings: list[Finding]) -> Verdict:
     if (f := _first(findings, UNSTABLE, ("warning",))) is not None:
         return Verdict("unstable", f.title)
     t = facts.reward_trend(d)
-    how = (f"reward {'+' if t.change >= 0 else ''}{t.change:.3g} over steps {t.first_step:.0f}-{t.last_step:.0f} "
-           f"(Mann-Kendall p = {t.p:.2g})") if t is not None else "no trend test"
+    # where the reward went, level to level (medians of its first and last windows): a Theil-Sen change of a
+    # reward in steps of 1/G is often exactly 0 while the reward rose 0.28 -> 0.43
+    w = window_for(points)
+    how = (f"reward {fmt(early_level(r[1], w))} -> {fmt(late_level(r[1], w))} over steps {t.first_step:.0f}-"
+           f"{t.last_step:.0f} (Mann-Kendall p = {t.p:.2g})") if t is not None else "no trend test"
     warn = sum(f.severity == "warning" for f in findings)
     if facts.improving(d):
         return Verdict("healthy", f"the reward rises: {how}" + (f"; {warn} warning(s) to read" if warn else ""))

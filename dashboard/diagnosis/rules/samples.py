@@ -122,6 +122,19 @@ def _last_steps(step: np.ndarray, last: int) -> tuple[np.ndarray, np.ndarray]:
     return steps, np.isin(step, steps) | missing
 
 
+def _distinct(prompts: np.ndarray, texts: np.ndarray, k: int) -> list[int]:
+    """Positions of the first `k` rows whose (prompt, text) pair has not come before, compared as text (a chat
+    message list is a text like any other here). (N,) each -> <= k ints."""
+    seen, out = set(), []
+    for j, pair in enumerate(zip(map(str, prompts.tolist()), map(str, texts.tolist()), strict=True)):
+        if pair not in seen:
+            seen.add(pair)
+            out.append(j)
+            if len(out) == k:
+                break
+    return out
+
+
 def _examples(cols: dict[str, np.ndarray], rows: np.ndarray, why: list[str]) -> list[dict]:
     """One dict per row: each column's value there (texts cut to 200 characters, numpy numbers as Python's) and
     why. cols: name -> (N,) values as stored; rows: (K,) positions."""
@@ -173,7 +186,11 @@ def verifier_suspect(d: RunData):
                    f"{len(keep)} of {zero} reward-0 responses ({fmt(100 * share)}%) look correct by a looser match")]
     cols = {"step": step, "group": s.get("group"), "prompt": prompts,
             "completion": texts, "reward": raw}
-    examples = _examples({c: x for c, x in cols.items() if x is not None}, rows[keep[:5]], why)
+    # one example per (prompt, response): a group answers the same text several times, and five copies of one
+    # example say less than five different ones
+    pick = _distinct(prompts[rows[keep]], texts[rows[keep]], 5)
+    examples = _examples({c: x for c, x in cols.items() if x is not None}, rows[np.asarray(keep)[pick]],
+                         [why[j] for j in pick])
     rng = (int(steps[0]), int(steps[-1])) if len(steps) else None  # None: no response carries a step
     return [finding("verifier_suspect", severity, "Reward-0 responses look correct: the verifier may reject right "
                     "answers", rng, ev, (C.VERIFIER,), metrics=("reward/mean",),
