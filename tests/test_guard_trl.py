@@ -33,6 +33,9 @@ def test_a_constant_reward_stops_the_trainer(tmp_path):
     assert meta["status"] == "stopped" and meta["error"].startswith("stopped by the guard after step ")
     (stop,) = [e for e in read_findings(tmp_path / "grpo_run") if e["event"] == "stop"]
     assert stop["severity"] == "critical" and stop["rule_id"] in meta["error"]
+    # the step is handed to the guard when the next one logs, and the trainer ends that one before it stops
+    assert int(last.split()[-1]) == stop["step"] + 1
+    assert f"(the trainer ends the step it is in, {stop['step'] + 1})" in meta["error"]
     assert f"grposcope CRITICAL at step {stop['step']}" in text  # the transformers logger
     assert "'grposcope/stopped_by': 'critical finding" in text  # the trainer's logs, as its printer shows them
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

@@ -68,7 +68,10 @@ class TrlGuard:
         """One written step; the stop reason once, when the run should stop."""
         f = self.guard.on_step(step, row) if self.guard is not None else None
         if f is not None:
-            self.reason = f"stopped by the guard after step {step}: {f.severity} finding {f.rule_id}: {f.title}"
+            # the callback hands a step over when the next one logs, and the trainer ends the step it is in before
+            # it stops: its last step is one later than the step the finding was confirmed at, and says so
+            self.reason = (f"stopped by the guard after step {step} (the trainer ends the step it is in, "
+                           f"{step + 1}): {f.severity} finding {f.rule_id}: {f.title}")
             return self.reason
         return None
 
