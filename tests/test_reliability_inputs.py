@@ -406,3 +406,12 @@ def test_a_logged_key_named_like_the_step_is_left_out_with_a_note(tmp_path):
     assert run.metrics["step"].tolist() == [1, 2, 3] and run.metrics["loss/total"].tolist() == [1.0, 0.5, 1 / 3]
     assert "'train/step' named like the step itself; left out (the row's own step is used)" in [
         p.message for p in run.problems]
+
+
+def test_a_verl_console_step_of_thousands_of_digits_is_skipped_by_line(tmp_path):
+    f = tmp_path / "main_ppo.log"
+    f.write_text("step:1 - critic/score/mean:0.1\nstep:" + "9" * 5000 + " - critic/score/mean:0.2\n"
+                 "step:2 - critic/score/mean:0.3\n")
+    run = open_run(f, source="verl")
+    assert run.metrics["step"].tolist() == [1, 2] and run.metrics["reward/mean"].tolist() == [0.1, 0.3]
+    assert "line 2: a step of 5,000 digits; skipped" in [p.message for p in run.problems]

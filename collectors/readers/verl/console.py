@@ -232,6 +232,9 @@ class VerlRun(TextRun):
             m = _CONSOLE_RE.search(_ANSI_RE.sub("", raw.decode("utf-8", "replace")).rstrip())
             if not m:
                 continue
+            if len(m[1]) > 18:  # no int64, and int() refuses past 4,300 digits
+                self._note(Problem(path.name, f"line {no}: a step of {len(m[1]):,} digits; skipped"))
+                continue
             data: dict[str, Any] = {"step": int(m[1])}
             for part in m[2].split(" - "):
                 key, sep, value = part.rpartition(":")
