@@ -11,7 +11,7 @@ refuses to guess between several; discovery lists each as a run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,11 @@ class Source:
     hints: Mapping[str, str] = field(default_factory=dict)
     # target -> the targets of the separate runs it holds ([] when it is itself one run); None: always one
     launches: Callable[[str], list[str]] | None = None
+    # folder -> the names of its sub-folders this reader reads as part of the run (checkpoint-N, a dump
+    # folder, a run folder's files/). Discovery checks them with the folder's own files for links that lead
+    # out of the roots before the reader reads anything, and looks for runs of their own in every other
+    # sub-folder (a folder that holds run folders is a folder of runs). None: all of them, nothing below walked.
+    parts: Callable[[str], Collection[str]] | None = None
 
 
 SOURCES: dict[str, Source] = {}
@@ -40,18 +45,31 @@ LAUNCH_SEP = "#"  # TARGET#LAUNCH names one launch of a target that holds severa
 
 def register_source(name: str, detect: Callable[[str], bool], priority: int = 0,
                     info: Callable[[Path, float], RunInfo] | None = None, hints: Mapping[str, str] | None = None,
-                    launches: Callable[[str], list[str]] | None = None):
+                    launches: Callable[[str], list[str]] | None = None,
+                    parts: Callable[[str], Collection[str]] | None = None):
     """Decorator for a reader's open function: `@register_source("verl", detect=...)`.
 
     A source with `launches` is given back, in `open`, the targets that function returns (`TARGET#LAUNCH`,
-    see `split_launch`, or a sub-folder).
+    see `split_launch`, or a sub-folder). `parts` names the sub-folders it reads (see `Source.parts`); a
+    reader of a folder's own files passes `no_parts`.
     """
 
     def wrap(open_fn: Callable[[str], Run]) -> Callable[[str], Run]:
-        SOURCES[name] = Source(name, detect, open_fn, info, priority, dict(hints or {}), launches)
+        SOURCES[name] = Source(name, detect, open_fn, info, priority, dict(hints or {}), launches, parts)
         return open_fn
 
     return wrap
+
+
+def no_parts(target: str) -> tuple[str, ...]:
+    """`parts` of a reader that reads only the files directly in a folder."""
+    return ()
+
+
+def get_source(name: str) -> Source | None:
+    """The registered source called `name`, or None."""
+    _load_readers()
+    return SOURCES.get(name)
 
 
 def _ordered() -> list[Source]:

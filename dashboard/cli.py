@@ -4,7 +4,13 @@
               [--source NAME]
 
 Runs `streamlit run dashboard/app.py` headless: no browser is opened, no usage statistics are sent, and
-it binds to 127.0.0.1 unless told otherwise. Default roots: ./runs and the bundled sample_runs/.
+it binds to 127.0.0.1 unless told otherwise. Default roots: ./runs and, in a source checkout, the bundled
+sample_runs/; with neither, it says how to point it at runs and exits 2.
+
+The server's protections are set on its command line (SERVER_OPTIONS), which wins over any
+.streamlit/config.toml, environment variable or home config: error details stay in the server log, never in
+the browser; XSRF protection is on; cross-origin requests and WebSocket connections are refused (Streamlit's
+`server.enableCORS` is that protection, so it is on); no agent API, static files or development mode.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ def _pair(text: str) -> str:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="grpo-dash", description=__doc__.split("\n\n")[0])
     p.add_argument("roots", nargs="*", type=Path, help="folders holding runs, or a log file (its folder is "
-                   "watched); default: ./runs and sample_runs/")
+                   "watched); default: ./runs (and sample_runs/ in a source checkout)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, this machine only)")
     p.add_argument("--port", type=int, default=8501, help="port (default 8501)")
     p.add_argument("--map", action="append", default=[], metavar="THEIRS=OURS", type=_pair,
@@ -61,12 +67,29 @@ def _check_source(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         p.error("--source applies to the ROOTs given: grpo-dash LOG_OR_FOLDER --source NAME")
 
 
+# What the dashboard relies on, given on Streamlit's command line so that a config.toml cannot switch it off.
+SERVER_OPTIONS = {
+    "client.showErrorDetails": "none",  # an exception's type, message and traceback go to the log only
+    "client.showErrorLinks": "false",  # no "Ask Google / ChatGPT" links carrying an error's text
+    "server.enableXsrfProtection": "true",
+    "server.enableCORS": "true",  # CORS *protection*: with false, any origin may open the WebSocket
+    "global.developmentMode": "false",  # development mode lets every origin in as well
+    "server.enableAgentApi": "false",  # no HTTP / MCP client driving the app
+    "server.enableStaticServing": "false",
+    "server.headless": "true",
+    "browser.gatherUsageStats": "false",
+    "server.fileWatcherType": "none",
+    "server.runOnSave": "false",
+    "client.toolbarMode": "minimal",
+}
+
+
 def streamlit_command(args: argparse.Namespace) -> list[str]:
+    # the allowed cross-origin list holds only the server's own address (a config.toml's list is replaced)
+    options = {**SERVER_OPTIONS, "server.address": args.host, "server.port": str(args.port),
+               "server.corsAllowedOrigins": f"http://{args.host}:{args.port}"}
     return [sys.executable, "-m", "streamlit", "run", str(APP),
-            "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--server.address", args.host, "--server.port", str(args.port),
-            "--server.fileWatcherType", "none", "--server.runOnSave", "false",
-            "--client.toolbarMode", "minimal"]
+            *(x for name, value in options.items() for x in (f"--{name}", value))]
 
 
 def root_folder(path: Path) -> Path:
@@ -96,8 +119,21 @@ def environment(args: argparse.Namespace) -> dict[str, str]:
     return env
 
 
+def no_runs_message(lang: str | None = None) -> str:
+    """What grpo-dash says, started with no ROOT where there is no ./runs and no bundled sample_runs/ (an
+    installed wheel): how to point it at runs. In the dashboard's language (--lang, else the locale)."""
+    from dashboard.diagnosis import i18n  # only here: loading it takes a while, and this start ends now
+
+    lang = lang or i18n.default_lang()
+    return i18n.label("dash_no_runs", lang, runs=Path.cwd() / "runs")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if not args.roots and not any(r.is_dir() for r in default_roots()):
+        # nothing to watch but a folder that does not exist: say how to point it at runs instead
+        print(no_runs_message(args.lang), file=sys.stderr)
+        sys.exit(2)
     env = environment(args)
     for r in args.roots:
         if r.expanduser().is_file():

@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from collectors import RunError, discover_runs, open_run
+from collectors.discovery import link_refusal
 from collectors.meta import STALE_AFTER_S
 from collectors.run import RunInfo
 from collectors.sources import infos_for, split_launch
@@ -44,21 +45,31 @@ VERSION_TTL_S = 300
 @st.cache_data(ttl=2.0, show_spinner=False, max_entries=16)
 def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float, source: str | None = None) -> pd.DataFrame:
     """Every run under the roots (label, path), one row each, newest update first. With `source`, each root
-    is one run read by that reader (its launches, one row each), nothing is discovered inside it."""
+    is one run read by that reader (its launches, one row each), nothing is discovered inside it.
+
+    Nothing outside the roots is read to list a run (collectors.discovery); an entry that cannot be listed is
+    a row saying why, never an exception."""
     rs = [paths.Root(label, Path(p)) for label, p in root_list]
+    inside = [r.path for r in rs]
     rows = []
     for root in rs:
-        for info in _forced_infos(root.path, stale_s, source) if source else discover_runs(
-                root.path, stale_after_s=stale_s, open_foreign=_kept_run):
-            rows.append({"key": paths.run_key(rs, info.path), "name": info.name, "source": info.source,
+        for info in _forced_infos(root.path, stale_s, source, inside) if source else discover_runs(
+                root.path, stale_after_s=stale_s, open_foreign=_kept_run, inside=inside):
+            try:
+                key, error = paths.run_key(rs, info.path), info.error
+            except paths.PathRefused as e:  # not reached by discovery's own paths; a row all the same
+                key, error = f"{root.label}/{Path(info.path).name}", str(e)
+            rows.append({"key": key, "name": info.name, "source": info.source,
                          "status": info.status, "last_step": info.last_step, "last_update": info.last_update,
-                         "root": root.label, "path": str(info.path), "error": info.error})
+                         "root": root.label, "path": str(info.path), "error": error})
     frame = pd.DataFrame(rows, columns=RUN_COLUMNS)
     return frame.sort_values("last_update", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
 
 
-def _forced_infos(path: Path, stale_s: float, source: str) -> list[RunInfo]:
+def _forced_infos(path: Path, stale_s: float, source: str, inside: list[Path]) -> list[RunInfo]:
     try:
+        if path.is_dir() and (why := link_refusal(path, inside, source)) is not None:
+            return [RunInfo(path, path.name, source, "unknown", None, None, f"{why}; this run is not read")]
         return infos_for(path, stale_s, _kept_run, source=source) or []
     except RunError as e:  # an unknown reader name: one line that says so
         return [RunInfo(path, path.name, source, "unknown", None, None, str(e))]
@@ -150,16 +161,33 @@ def diagnosis(snap: Snapshot):
         raise DiagnosisFailed(f"the diagnosis failed on run {snap.run.name}: {type(e).__name__}: {e}") from e
 
 
-def health(path: str) -> tuple[int | None, int | None]:
-    """(critical, warning) finding counts of a run, or (None, None) when it cannot be judged."""
+@dataclass(frozen=True)
+class Health:
+    """What the Runs table says of a run: the diagnosis' verdict and its finding counts."""
+
+    verdict: str | None  # "healthy", "not_learning", "unstable", "cant_judge"; None: not judged
+    critical: int = 0
+    warning: int = 0
+    refused: bool = False  # its key is refused (a link out of the roots): never opened
+
+
+def health(key: str) -> Health:
+    """The verdict of the run named by `key`. The run is opened through its key, checked as a URL's is, so a
+    row for a run that holds a link out of the roots opens nothing; one that cannot be read or judged is
+    "not judged" (its row says why), never an exception."""
+    try:
+        path = paths.resolve_run(roots(), key)
+    except paths.PathRefused:
+        return Health(None, refused=True)
     try:
         d = diagnosis(snapshot(path))
-    except (RunError, DiagnosisFailed):
-        return None, None
+    except Exception:  # noqa: BLE001 - RunError, DiagnosisFailed, a reader's bug: one cell, not the page's end
+        return Health(None)
     if d is None:
-        return None, None
+        return Health(None)
     sev = [f.severity for f in d.findings]
-    return sev.count("critical"), sev.count("warning")
+    v = getattr(d, "verdict", None)
+    return Health(None if v is None else v.kind, sev.count("critical"), sev.count("warning"))
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=VERSION_TTL_S)

@@ -3,7 +3,9 @@
 A run is named in the URL by a key `<root label>/<path inside that root>` (e.g. `sample_runs/healthy`; one
 launch of a folder holding several ends in `#<launch>`, as `collectors.open_run` names it),
 so a shared link opens the same run on another machine with the same roots. A key is resolved only inside
-its root: absolute paths, `..`, and symlinks that lead outside are refused with a message.
+its root: absolute paths, `..`, and symlinks that lead outside are refused with a message; so is a run that
+holds a link leading outside the roots (`collectors.discovery.link_refusal`, the check discovery makes before
+it reads a folder).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from collectors.discovery import link_refusal
+from collectors.meta import RunError
 from collectors.sources import launch_target, split_launch
 
 ROOTS_ENV = "GRPOSCOPE_ROOTS"  # os.pathsep-separated roots; set by grpo-dash
@@ -34,9 +38,10 @@ class Root:
 
 
 def default_roots(cwd: Path | None = None) -> list[Path]:
-    """./runs and the bundled sample_runs/ (when the package sits in its source tree)."""
+    """./runs and the bundled sample_runs/ (only when the package sits in its source tree: an installed wheel
+    has none, and a root that cannot exist is not watched)."""
     cwd = Path.cwd() if cwd is None else cwd
-    return [cwd / "runs", BUNDLED_SAMPLES]
+    return [cwd / "runs"] + ([BUNDLED_SAMPLES] if BUNDLED_SAMPLES.is_dir() else [])
 
 
 def roots_from_env(environ: dict[str, str] | None = None) -> list[Root]:
@@ -70,13 +75,14 @@ def make_roots(paths: list[Path | str]) -> list[Root]:
 
 
 def run_key(roots: list[Root], path: Path | str) -> str:
-    """The URL key of a run folder found under one of the roots."""
-    path = Path(path).resolve()
+    """The URL key of a run found under one of the roots: from the path as discovery walked it, links not
+    followed (a link in a root is named by where it lies; opening it is what resolve_run checks)."""
+    path = Path(os.path.abspath(path))
     for root in roots:
         if path == root.path or path.is_relative_to(root.path):
             rel = path.relative_to(root.path).as_posix()
             return root.label if rel == "." else f"{root.label}/{rel}"
-    raise PathRefused(f"{path} is not inside any root")
+    raise PathRefused(f"{path.name} is not inside any root")
 
 
 def resolve_run(roots: list[Root], key: str) -> Path:
@@ -102,35 +108,12 @@ def resolve_run(roots: list[Root], key: str) -> Path:
             raise PathRefused(f"run {key!r} refused: it leads outside its root (symlink); {where}")
         if not (target.is_dir() or target.is_file()):  # a file: a log a reader named as a run (a CSV, a JSONL)
             raise PathRefused(f"run {key!r} not found under {root.path}")
-        outside = link_outside(target, roots) if target.is_dir() else None
+        # a file is read with what lies beside it (a config*.yaml, a TRL folder's checkpoints): its folder
+        why = link_refusal(target if target.is_dir() else target.parent, [r.path for r in roots])
     except OSError as e:  # a name the filesystem refuses, a folder that cannot be listed
         raise PathRefused(f"run {key!r} cannot be opened ({e.strerror or e})") from None
-    if outside is not None:
-        raise PathRefused(f"run {key!r} refused: {outside.relative_to(target)} is a link to a file outside the "
-                          f"roots; {where}")
+    except RunError as e:  # a reader's own refusal while it was asked whether it knows the folder
+        raise PathRefused(f"run {key!r} cannot be opened ({e})") from None
+    if why is not None:
+        raise PathRefused(f"run {key!r} refused: {why}; {where}")
     return target if launch is None else Path(launch_target(target, launch))
-
-
-def link_outside(folder: Path, roots: list[Root], depth: int = 3, limit: int = 20_000) -> Path | None:
-    """The first symlink in `folder` (up to `depth` levels, `limit` entries) that leads outside every root:
-    a run.json, part or log linked to a file elsewhere would show that file's data."""
-    level, seen = [folder], 0
-    for _ in range(depth):
-        below = []
-        for d in level:
-            try:
-                entries = list(os.scandir(d))
-            except OSError:
-                continue
-            for e in entries:
-                seen += 1
-                if seen > limit:
-                    return None
-                if e.is_symlink():
-                    real = Path(e.path).resolve()
-                    if not any(real == r.path or real.is_relative_to(r.path) for r in roots):
-                        return Path(e.path)
-                elif e.is_dir(follow_symlinks=False):
-                    below.append(Path(e.path))
-        level = below
-    return None

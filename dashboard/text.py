@@ -49,20 +49,28 @@ def fmt_time(unix_s: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(unix_s)))
 
 
-def health_label(critical: int | None, warning: int | None, status: str = "") -> str:
-    """The runs table's badge: counts of critical and warning findings; a failed or stopped run is never "ok"."""
-    if critical is None:
-        return "not judged"
-    if not critical and not warning:
-        # the rules read metrics; a crash they cannot see in them is still not a healthy run
-        return {"failed": "❌ failed, no finding in the metrics",
-                "stopped": "🛑 stopped by the guard"}.get(status, "✅ ok")
-    parts = []
-    if critical:
-        parts.append(f"🔴 {critical} critical")
-    if warning:
-        parts.append(f"🟠 {warning} warning")
-    return " · ".join(parts)
+def health_label(health, status: str = "", lang: str = "en") -> str:
+    """The Runs table's health cell: the diagnosis' verdict (a `data.Health`), with its finding counts.
+
+    "ok" only for a run judged healthy: a run the diagnosis cannot judge says so, and a failed or stopped
+    run is never "ok" (the rules read metrics; a crash they cannot see in them is still not a healthy run).
+    """
+    from dashboard.diagnosis.i18n import label
+
+    if health.refused:
+        return label("health_refused", lang)
+    if health.verdict is None:
+        return label("health_not_judged", lang)
+    counts = label("health_join", lang).join(
+        label(f"health_n_{sev}", lang, n=n) for sev, n in (("critical", health.critical),
+                                                           ("warning", health.warning)) if n)
+    if health.verdict == "healthy":  # "failed, no finding in the metrics" only where there is none
+        failed = "health_failed_with" if counts else "health_failed"
+        head = label({"failed": failed, "stopped": "health_stopped"}.get(status, "health_ok"), lang)
+    else:
+        icon = "❔" if health.verdict == "cant_judge" else "🔴" if health.critical else "🟠"
+        head = f"{icon} {label('health_' + health.verdict, lang)}"
+    return f"{head}{label('sep', lang)}{counts}" if counts else head
 
 
 SEVERITY_ICONS = {"critical": "🔴", "warning": "🟠", "info": "🔵"}

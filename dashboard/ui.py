@@ -87,7 +87,7 @@ def resolve_selected() -> list[tuple[str, Path]]:
         try:
             out.append((key, paths.resolve_run(data.roots(), key)))
         except paths.PathRefused as e:
-            st.error(escape_md(e), icon="🚫")
+            st.error(escape_md(i18n.path_text(str(e), lang())), icon="🚫")
     return out
 
 
@@ -141,7 +141,7 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         try:  # discovery is cached for a moment; a run deleted since then is reported, not raised
             out.append((k, paths.resolve_run(data.roots(), k)))
         except paths.PathRefused as e:
-            st.error(escape_md(e), icon="🚫")
+            st.error(escape_md(i18n.path_text(str(e), lang())), icon="🚫")
     return out if len(out) >= min_runs else []
 
 

@@ -228,9 +228,12 @@ def test_escape_md_neutralises_images_and_html():
     assert "\n" not in out and out.replace("\\", "").replace("\u200b", "").startswith("![x](http://evil")
     assert text.ago(100.0, now=112.0) == "12 s ago" and text.ago(None) == "never"
     assert text.ago(float("nan")) == "never" and text.fmt_time(float("nan")) == ""  # a table column's gap
-    assert text.health_label(0, 0).endswith("ok") and "2 critical" in text.health_label(2, 1)
-    assert text.health_label(0, 0, "failed") == "❌ failed, no finding in the metrics"
-    assert "1 warning" in text.health_label(0, 1, "failed")
+    from dashboard.data import Health
+
+    assert text.health_label(Health("healthy")) == "✅ ok"
+    assert text.health_label(Health("not_learning", 2, 1)) == "🔴 not learning: 2 critical, 1 warning"
+    assert text.health_label(Health("healthy"), "failed") == "❌ failed, no finding in the metrics"
+    assert "1 warning" in text.health_label(Health("healthy", 0, 1), "failed")
 
 
 def test_cli_runs_streamlit_headless_on_localhost(tmp_path):

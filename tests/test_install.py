@@ -274,3 +274,16 @@ def test_light_install_serves_the_dashboard(light, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.mark.slow_install
+def test_light_install_dash_without_runs_says_how_to_point_it(light, tmp_path):
+    """The wheel has no sample_runs/: started where there is no ./runs, grpo-dash says how to point it at runs
+    and exits, instead of watching folders that do not exist."""
+    locale = ("GRPOSCOPE_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES")  # the message's language: English here
+    env = {**{k: v for k, v in bare_env().items() if k not in locale}, "LANG": "C.UTF-8"}
+    out = run([str(light / "grpo-dash")], cwd=tmp_path, env=env, timeout=120)
+    assert out.returncode == 2 and out.stdout == "" and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.startswith(f"grpo-dash: no runs to show: {tmp_path / 'runs'} does not exist and this "
+                                 "install has no sample runs.\n")
+    assert "grpo-dash PATH [PATH ...]" in out.stderr and "grpo-train --out runs/NAME" in out.stderr

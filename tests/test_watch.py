@@ -289,9 +289,10 @@ def test_alert_line_names_the_checks():
 
 
 def test_dashboard_shows_a_stopped_run_and_its_guard_events():
+    from dashboard.data import Health
     from dashboard.text import STATUS_ICONS, guard_event_line, health_label
 
-    assert health_label(0, 0, "stopped") == "🛑 stopped by the guard" and STATUS_ICONS["stopped"] == "🛑"
+    assert health_label(Health("healthy"), "stopped") == "🛑 stopped by the guard" and STATUS_ICONS["stopped"] == "🛑"
     e = {"event": "stop", "step": 10, "severity": "critical", "title": "Reward is constant", "rule_id": "reward_constant"}
     assert guard_event_line(e) == "🛑 step 10: stopped the run: **Reward is constant** (reward\\_constant)"
     assert guard_event_line({**e, "event": "new"}).startswith("🔴 step 10: found: ")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from collectors.sources import reader_problems
 from dashboard import data, ui
+from dashboard.diagnosis import i18n
 from dashboard.text import escape_md, fmt_time, health_label
 
 MAX_JUDGED = 50  # runs whose diagnosis the table computes; more would make the landing page slow
@@ -34,10 +35,12 @@ if status_filter:
 if source_filter:
     shown = shown[shown["source"].isin(source_filter)]
 
-counts = [data.health(p) if i < MAX_JUDGED else (None, None) for i, p in enumerate(shown["path"])]
-view = shown.assign(health=[health_label(c, w, st_) for (c, w), st_ in zip(counts, shown["status"], strict=True)],
+# the diagnosis' verdict, each run opened through its key as a URL would be (a refused one is never read)
+judged = [data.health(k) if i < MAX_JUDGED else data.Health(None) for i, k in enumerate(shown["key"])]
+view = shown.assign(health=[health_label(h, s, ui.lang()) for h, s in zip(judged, shown["status"], strict=True)],
                     last_update=[fmt_time(u) for u in shown["last_update"]],
-                    status=[ui.status_word(s) for s in shown["status"]])
+                    status=[ui.status_word(s) for s in shown["status"]],
+                    error=[i18n.path_text(e, ui.lang()) if isinstance(e, str) else e for e in shown["error"]])
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
              column_config={"name": t("col_name"), "source": t("col_source"), "status": t("col_status"),

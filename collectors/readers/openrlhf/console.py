@@ -58,7 +58,7 @@ from collectors.readers.synonyms import rename_plan, user_map
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
 from collectors.run import Problem
-from collectors.sources import launch_target, register_source, split_launch
+from collectors.sources import launch_target, no_parts, register_source, split_launch
 
 SUFFIXES = (".log", ".out", ".txt", ".err")
 MAX_FILES = 20  # a folder: the first files by name that are looked at (folders.file_runs does the same)
@@ -640,7 +640,7 @@ def _number(config: dict[str, Any], name: str) -> float | None:
     return None
 
 
-@register_source("openrlhf", detect=detect, launches=list_launches, priority=16, hints={
+@register_source("openrlhf", detect=detect, launches=list_launches, parts=no_parts, priority=16, hints={
     "samples": "an OpenRLHF console log holds the per-step metrics and one decoded sample a step, not the "
                "responses of each group; no file OpenRLHF writes has them.",
     "config": "OpenRLHF prints its arguments (Namespace(...)) at start from 0.8 on (`strategy.print(args)`); "

@@ -25,7 +25,7 @@ from collectors.readers.launches import FileStart, Launch, group_launches
 from collectors.readers.tensorboard.events import decode
 from collectors.readers.tensorboard.tfrecord import RecordReader
 from collectors.run import Problem, Run
-from collectors.sources import launch_target, register_source, split_launch
+from collectors.sources import launch_target, no_parts, register_source, split_launch
 
 PREFIX = "events.out.tfevents."
 EVENT_GLOB = PREFIX + "*"
@@ -66,7 +66,7 @@ def detect(target: str) -> bool:
     p = Path(target)
     if p.is_file():
         return p.name.startswith(PREFIX)
-    return p.is_dir() and any(p.glob(EVENT_GLOB))
+    return p.is_dir() and any(f.is_file() for f in p.glob(EVENT_GLOB))  # not a pipe named like one
 
 
 class _Peek:
@@ -255,7 +255,7 @@ class TensorBoardRun(Run):
             self.problems.append(problem)
 
 
-@register_source("tensorboard", detect=detect, priority=10, launches=list_launches, hints={
+@register_source("tensorboard", detect=detect, priority=10, launches=list_launches, parts=no_parts, hints={
     "samples": "TensorBoard event files hold the trainer's scalars, not its responses; log responses with "
                "the framework's own dump (TRL log_completions, verl rollout_data_dir) and open that instead.",
     "config": "only runs logged by transformers' TensorBoardCallback (TRL) carry their config, as the `args` "

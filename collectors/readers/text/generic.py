@@ -29,7 +29,7 @@ from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
 from collectors.run import Problem
-from collectors.sources import register_source
+from collectors.sources import no_parts, register_source
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "iteration", "iter", "_step")
 _HEAD_BYTES = 1 << 16
@@ -289,7 +289,7 @@ def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
 detect_any, launches = file_runs(detect, (".jsonl", ".csv", ".json"))
 
 
-@register_source("generic", detect=detect_any, launches=launches, priority=1, hints={
+@register_source("generic", detect=detect_any, launches=launches, parts=no_parts, priority=1, hints={
     "samples": "a one-row-per-step log holds metrics only; responses need a run folder (collectors.RunWriter).",
     "config": "a one-row-per-step log holds no config; put the config the run used beside it as config*.yaml "
               "(or .json) and it is read.",

@@ -29,7 +29,7 @@ from collectors.readers.folders import file_runs, head_of
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
 from collectors.run import Problem
-from collectors.sources import register_source
+from collectors.sources import no_parts, register_source
 
 MIN_PAIRS = 3
 DETECT_BYTES = 1 << 20
@@ -169,7 +169,7 @@ class KvTextRun(TextRun):
 detect_any, launches = file_runs(detect, SUFFIXES)
 
 
-@register_source("kvtext", detect=detect_any, launches=launches, priority=2, hints={
+@register_source("kvtext", detect=detect_any, launches=launches, parts=no_parts, priority=2, hints={
     "samples": "a key-value text log holds per-step numbers only; responses need a run folder (collectors.RunWriter).",
     "config": "a key-value text log holds no config; put the config the run used beside it as config*.yaml "
               "(or .json) and it is read.",

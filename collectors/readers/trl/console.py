@@ -37,7 +37,7 @@ from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
 from collectors.readers.trl.printed_args import printed_args
 from collectors.run import Problem
-from collectors.sources import register_source
+from collectors.sources import no_parts, register_source
 
 DETECT_BYTES = 2 << 20
 SUFFIXES = (".log", ".txt", ".out")
@@ -230,7 +230,7 @@ class TrlConsoleRun(TextRun):
 detect_any, launches = file_runs(detect, SUFFIXES)
 
 
-@register_source("trl-console", detect=detect_any, launches=launches, priority=14, hints={
+@register_source("trl-console", detect=detect_any, launches=launches, parts=no_parts, priority=14, hints={
     "samples": "a console log holds the printed metrics only; for completions use TRL's `log_completions=True` "
                "and open the output folder, or add collectors.trl.GrpoScopeCallback.",
     "config": "a console log holds no config grposcope reads; open the TRL output folder (training_args.bin) "

@@ -21,6 +21,7 @@ What TRL 1.16 writes and how it differs from our names (the key map itself is `k
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,15 @@ def detect(target: str) -> bool:
     if p.is_file():
         return p.name == STATE
     return p.is_dir() and bool(state_files(p))
+
+
+def parts(target: str) -> list[str]:
+    """The sub-folders a TRL run reads: its checkpoint-N/ folders and completions/."""
+    try:
+        return [e.name for e in os.scandir(target) if e.is_dir(follow_symlinks=False)
+                and (_CKPT_RE.match(e.name) or e.name == "completions")]
+    except OSError:
+        return []
 
 
 def _mtime(path: Path) -> float:
@@ -298,7 +308,7 @@ def list_launches(target: str) -> list[str]:
     return [launch_target(target, k) for k in groups] if len(groups) > 1 else []
 
 
-@register_source("trl", detect=detect, priority=30, launches=list_launches, hints={
+@register_source("trl", detect=detect, priority=30, launches=list_launches, parts=parts, hints={
     "samples": "TRL writes completions only with `log_completions=True` in GRPOConfig (completions/*.parquet "
                "in the output folder); or add collectors.trl.GrpoScopeCallback to the trainer.",
     "config": "the GRPOConfig is read from training_args.bin, which TRL saves with each checkpoint; "

@@ -93,7 +93,7 @@ _scan_by_state = by_file_state(_scan_for_step)  # a log that did not change is n
 def _dump_dir(folder: Path) -> Path | None:
     """The folder holding `{step}.jsonl` dumps: the target itself or one of its direct subfolders."""
     for d in [folder, *sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())]:
-        if any(_DUMP_RE.match(p.name) for p in d.glob("*.jsonl")):
+        if any(_DUMP_RE.match(p.name) and p.is_file() for p in d.glob("*.jsonl")):  # not a pipe named 0.jsonl
             return d
     return None
 
@@ -111,6 +111,16 @@ def _layout(target: Path) -> tuple[list[Path], list[Path], Path | None]:
              and _is_verl_jsonl(p)]
     logs = [p for p in sorted(target.glob("*.log")) + sorted(target.glob("*.txt")) if p.is_file() and _is_console(p)]
     return jsonl, logs, _dump_dir(target)
+
+
+def parts(target: str) -> list[str]:
+    """The sub-folders a verl run reads: the dump folder (when not the folder itself) and Hydra's .hydra/."""
+    p = Path(target)
+    try:
+        dumps = _dump_dir(p)
+    except OSError:
+        dumps = None
+    return [".hydra"] + ([dumps.name] if dumps is not None and dumps != p else [])
 
 
 def detect(target: str) -> bool:
@@ -333,7 +343,7 @@ def dump_samples(step: int, records: list[tuple[str, Any, float]]) -> tuple[pd.D
     return frame, stats
 
 
-@register_source("verl", detect=detect, priority=20, hints={
+@register_source("verl", detect=detect, priority=20, parts=parts, hints={
     "samples": "verl dumps responses only with `trainer.rollout_data_dir=DIR` ({step}.jsonl per step); "
                "put that folder inside the run folder (or open it) to get samples and zero-variance groups.",
     "config": "verl's file logger writes no config; grposcope reads it from Hydra's .hydra/config.yaml in "

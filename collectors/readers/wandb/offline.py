@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -74,6 +75,17 @@ def detect(target: str) -> bool:
     if p.is_file():
         return p.suffix == ".wandb"
     return p.is_dir() and (wandb_file(p) is not None or bool(run_folders(p)))
+
+
+def parts(target: str) -> list[str]:
+    """What a run reads below a folder: all of a run folder (files/, logs/), or the run folders of a `wandb/`."""
+    p = Path(target)
+    if wandb_file(p) is None:
+        return [f.name for f in run_folders(p)]
+    try:
+        return [e.name for e in os.scandir(p) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def list_launches(target: str) -> list[str]:
@@ -350,7 +362,7 @@ def _open_console(log: Path) -> Run | None:
         return None
 
 
-@register_source("wandb", detect=detect, priority=15, launches=list_launches, hints={
+@register_source("wandb", detect=detect, priority=15, launches=list_launches, parts=parts, hints={
     "samples": SAMPLES_HINT,
     "config": "the run file holds no config record: wandb.init was called without config=...",
 })

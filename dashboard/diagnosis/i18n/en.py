@@ -179,6 +179,7 @@ LABELS: dict[str, str] = {
     # the Runs table's health cell (dashboard.text.health_label): the verdict, then the finding counts
     "health_ok": "✅ ok",
     "health_failed": "❌ failed, no finding in the metrics",
+    "health_failed_with": "❌ failed",
     "health_stopped": "🛑 stopped by the guard",
     "health_cant_judge": "can't judge yet",
     "health_not_learning": "not learning",

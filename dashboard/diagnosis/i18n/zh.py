@@ -353,6 +353,7 @@ LABELS: dict[str, str] = {
     # Runs 表的健康一栏（dashboard.text.health_label）：结论，再加发现的数目
     "health_ok": "✅ 健康",
     "health_failed": "❌ 失败，指标中没有发现",
+    "health_failed_with": "❌ 失败",
     "health_stopped": "🛑 被 guard 停止",
     "health_cant_judge": "还无法判断",
     "health_not_learning": "不学习",
@@ -363,9 +364,9 @@ LABELS: dict[str, str] = {
     "health_not_judged": "未判断",
     "health_refused": "🚫 已拒绝：未读取",
     # 没有给 ROOT，这里又没有 ./runs、也没有 sample_runs/（从 wheel 安装）时 grpo-dash 的提示
-    "dash_no_runs": ("grpo-dash：没有可显示的 run：{runs} 不存在，这次安装也不带 sample runs。\n"
-                     "  指向你的 run：grpo-dash PATH [PATH ...]   （一个存放 run 的文件夹、一个 run 文件夹或一个日志文件）\n"
-                     "  或先开始一个 run：grpo-train --out runs/NAME，然后在这里再运行 grpo-dash"),
+    "dash_no_runs": ("grpo-dash：没有可显示的训练：{runs} 不存在，这次安装也不带示例训练（sample_runs）。\n"
+                     "  指向你的训练：grpo-dash PATH [PATH ...]   （一个存放训练的文件夹、一个训练文件夹或一个日志文件）\n"
+                     "  或先开始一次训练：grpo-train --out runs/NAME，然后在这里再运行 grpo-dash"),
 }
 
 # The checklist's charts (dashboard/charts.py), by id: a chart's title (panel.KEY), its name in running text
@@ -743,3 +744,32 @@ HINTS: dict[tuple[str, str], str] = {
     ("mlflow", "config"): "这次训练没有参数：启动时没有调用 mlflow.log_params（TRL 的 callback 会记录 trainer 的参数，"
                           "超过 MLflow 长度限制的除外）",
 }
+
+# Why a run key was refused, or an entry of a root not read (dashboard.paths.resolve_run, collectors.discovery),
+# as full-match patterns of the English; run keys, paths and file names carried over. A group named `how` is
+# itself translated by these patterns (the reason before "; runs are opened only inside the roots").
+PATHS: tuple[tuple[str, str], ...] = (
+    (r"(?P<how>.+); runs are opened only inside the roots: (?P<roots>.*)", "{how}；训练只在这些根目录内打开：{roots}"),
+    (r"empty run name", "训练名称为空"),
+    (r"a run name of (?P<n>\d+) characters refused: longer than a path can be",
+     "拒绝 {n} 个字符长的训练名称：比路径所能容纳的更长"),
+    (r"run (?P<key>'.*') refused: an absolute path is not allowed", "训练 {key} 已拒绝：不允许绝对路径"),
+    (r"run (?P<key>'.*') refused: '\.\.', '\.' and empty parts are not allowed in a run name",
+     "训练 {key} 已拒绝：训练名称中不允许 '..'、'.' 和空的部分"),
+    (r"run (?P<key>'.*') refused: (?P<root>'.*') is not a configured root", "训练 {key} 已拒绝：{root} 不是已配置的根目录"),
+    (r"run (?P<key>'.*') refused: it leads outside its root \(symlink\)", "训练 {key} 已拒绝：它通向根目录之外（符号链接）"),
+    (r"run (?P<key>'.*') refused: (?P<link>.+) is a link that leads outside the roots: not opened",
+     "训练 {key} 已拒绝：{link} 是通向根目录之外的链接，没有打开"),
+    (r"run (?P<key>'.*') refused: (?P<name>.+): more than (?P<n>[\d,]+) entries below it; not read",
+     "训练 {key} 已拒绝：{name} 下面超过 {n} 个条目，没有读取"),
+    (r"run (?P<key>'.*') not found under (?P<root>.+)", "在 {root} 下找不到训练 {key}"),
+    (r"run (?P<key>'.*') cannot be opened \((?P<why>.*)\)", "训练 {key} 无法打开（{why}）"),
+    (r"a link that leads outside the roots: not opened", "通向根目录之外的链接：没有打开"),
+    (r"(?P<link>.+) is a link that leads outside the roots: not opened; this run is not read",
+     "{link} 是通向根目录之外的链接，没有打开；这个训练没有读取"),
+    (r"more than (?P<n>[\d,]+) entries below it; not read", "下面超过 {n} 个条目，没有读取"),
+    (r"a named pipe, not a regular file: skipped", "命名管道，不是普通文件：已跳过"),
+    (r"a socket, not a regular file: skipped", "套接字，不是普通文件：已跳过"),
+    (r"a device, not a regular file: skipped", "设备文件，不是普通文件：已跳过"),
+    (r"could not be read: (?P<why>.*)", "无法读取：{why}"),
+)
