@@ -5,7 +5,7 @@
 Both train the same random 2-layer Qwen2 (width 32, a 300-token BPE tokenizer learnt here: nothing is
 downloaded) on "a+b=" prompts: 16 completions of 8 tokens per optimizer step (2 prompts x G = 8), AdamW,
 with 1 and 2 iterations per generation (TRL num_iterations, our algo.epochs) and the KL term on (beta
-0.04) and off. Runs are interleaved (ours, TRL, ours, TRL ...) so that a noisy shared machine hurts both
+0.04) and off; both recompute activations in the backward (gradient checkpointing, each side's default). Runs are interleaved (ours, TRL, ours, TRL ...) so that a noisy shared machine hurts both
 alike. A run's rate is its steady steps/s: steps between the end of step 5 and the last step over the
 time between them (TRL: on_step_end of a callback; ours: the wall_time of the logged rows, so both
 include logging). Printed: the median rate of each side per row, their ratio, and our floor: the
@@ -135,7 +135,7 @@ def floor_ms(model: str, device: str) -> dict[str, float]:
     from grpo_core.policy import sample, token_logprobs
     from grpo_core.rollout import left_pad
 
-    net, tok, _ = load_hf(model)
+    net, tok, _ = load_hf(model, gradient_checkpointing=True)  # as in the runs (model.gradient_checkpointing)
     net = net.to(device).eval()
     ids, mask = left_pad([tok.encode(f"{i}+{i}=") for i in range(PROMPTS) for _ in range(G)], tok.pad_id, device)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)

@@ -42,6 +42,10 @@ class ModelConfig:
     """"auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N\""""
     autocast_bf16: bool = True
     """on CUDA, run the training forward/backward under bf16 autocast (weights and optimizer stay fp32)"""
+    gradient_checkpointing: bool = True
+    """kind=hf: keep only each decoder layer's input for the backward and recompute the layer there (one more
+    forward per update, a fraction of the activation memory; TRL's default too). Same numbers on or off: the
+    recompute repeats the same operations (gradients bit-equal on CPU). The tiny model ignores it"""
 
 
 @dataclass
@@ -100,6 +104,10 @@ class RolloutConfig:
     """completion budget; a response that has not ended by then counts as truncated"""
     dtype: str = "fp32"
     """precision of the rollout engine's copy of the weights: fp32, bf16 or fp16 (notes, section 6 q.3)"""
+    compiled_decode: bool = False
+    """kind=hf on CUDA: sample through a preallocated (static) KV cache with a torch.compile'd decode step
+    (CUDA graphs), compiled once per batch shape; on CPU it is ignored (the sampling loop stays as it is).
+    Off by default: not yet measured or tested on a GPU"""
 
 
 @dataclass
@@ -184,6 +192,11 @@ class OptimConfig:
     """AdamW beta2"""
     grad_clip: float = 1.0
     """clip the global gradient norm to this; 0 disables clipping (the norm is logged either way)"""
+    micro_batch: int = 0
+    """sequences per forward/backward of the update (gradients accumulated to the minibatch's, each piece's
+    loss taken over the whole minibatch's count) and per forward of the no-grad old/reference log-prob
+    passes; 0 = the whole minibatch (the whole rollout for the no-grad passes) at once. Same update within
+    float rounding, in less memory"""
 
 
 @dataclass
@@ -404,6 +417,7 @@ def validate(cfg: Config) -> None:
     need(r.max_new_tokens >= 1, "rollout.max_new_tokens must be >= 1")
     need(r.dtype in policy.DTYPES, f"rollout.dtype must be one of {', '.join(policy.DTYPES)}")
     need(cfg.steps >= 1, "steps must be >= 1")
+    need(cfg.optim.micro_batch >= 0, "optim.micro_batch must be >= 0 (0 = the whole minibatch at once)")
     need(cfg.eval_every >= 0, "eval_every must be >= 0")
     need(a.epochs >= 1, "algo.epochs must be >= 1")
     need(1 <= a.minibatches <= r.prompts_per_step,
@@ -440,6 +454,8 @@ def validate(cfg: Config) -> None:
                                  ("task.name", tasks.TASKS, cfg.task.name)]:
         need(value in registry, f"{key}: {registry.unknown(value)}")
     need(cfg.model.kind != "hf" or bool(cfg.model.hf_path), "model.hf_path is required when model.kind=hf")
+    need(not r.compiled_decode or cfg.model.kind == "hf",
+         "rollout.compiled_decode is for model.kind=hf (transformers' static KV cache)")
     need(cfg.model.device == "auto" or cfg.model.device.split(":")[0] in ("cpu", "cuda", "mps"),
          f"model.device must be auto, cpu, cuda or cuda:N (got {cfg.model.device!r})")
     need(0 < cfg.task.eval_frac < 1, "task.eval_frac must be in (0, 1)")

@@ -91,12 +91,24 @@ class Batch:
     groups: int
 
 
-@OLD_LOGPROBS.register("recompute")
 @torch.no_grad()
+def no_grad_logprobs(tr: Trainer, net: torch.nn.Module, ro: Rollout) -> torch.Tensor:
+    """Log-probs [B, N] of the rollout's completions under net, optim.micro_batch sequences per forward."""
+    parts = micro_batches(torch.arange(len(ro.ids), device=tr.device), tr.cfg.optim.micro_batch)
+    if len(parts) == 1:
+        with tr.amp():
+            return token_logprobs(net, ro.ids, ro.mask, ro.n, tr.cfg.rollout.temperature)[0]
+    out = []
+    for rows in parts:
+        with tr.amp():
+            out.append(token_logprobs(net, ro.ids[rows], ro.mask[rows], ro.n, tr.cfg.rollout.temperature)[0])
+    return torch.cat(out)
+
+
+@OLD_LOGPROBS.register("recompute")
 def recompute_old(tr: Trainer, ro: Rollout) -> torch.Tensor:
     """A separate no-grad pass of the training model: equal to the update's first pass, ratio 1."""
-    with tr.amp():
-        return token_logprobs(tr.net, ro.ids, ro.mask, ro.n, tr.cfg.rollout.temperature)[0]
+    return no_grad_logprobs(tr, tr.net, ro)
 
 
 @OLD_LOGPROBS.register("rollout")
@@ -141,8 +153,13 @@ def setup(cfg: Config) -> Trainer:
         train_task.verify = resolve_verifier(cfg.faults.reward_verifier)
         info["reward_verifier"] = cfg.faults.reward_verifier
     gen = torch.Generator(device=device).manual_seed(cfg.seed + 1_000_003 * world.rank)
-    return Trainer(cfg, device, net, policy.tokenizer, engine, frozen_copy(net) if keep_ref else None, train_task,
-                   opt, random.Random(cfg.seed), gen, info, task, needs_old_pass(cfg, engine is net, device), world)
+    ref = frozen_copy(net) if keep_ref else None
+    if cfg.rollout.compiled_decode:  # after every copy: a compiled step stays with the module it was made for
+        if device.type == "cuda":
+            engine.enable_static_decode()
+        info["compiled_decode"] = "on" if device.type == "cuda" else f"off: CUDA only, not {device.type}"
+    return Trainer(cfg, device, net, policy.tokenizer, engine, ref, train_task, opt, random.Random(cfg.seed), gen,
+                   info, task, needs_old_pass(cfg, engine is net, device), world)
 
 
 def needs_old_pass(cfg: Config, engine_is_net: bool, device: torch.device) -> bool:
@@ -186,8 +203,7 @@ def prepare(tr: Trainer, ro: Rollout) -> tuple[Batch, dict, torch.Tensor, int]:
     old = OLD_LOGPROBS[a.old_logprob_source](tr, ro) if tr.old_pass else None
     ref = None
     if tr.ref is not None:
-        with tr.amp():
-            ref = token_logprobs(tr.ref, ro.ids, ro.mask, ro.n, tr.cfg.rollout.temperature)[0]
+        ref = no_grad_logprobs(tr, tr.ref, ro)
     shaped = ro.rewards + soft_overlong_penalty(ro.lengths, tr.cfg.rollout.max_new_tokens, a.overlong_buffer,
                                                 a.overlong_penalty)
     if KL_PLACEMENT[a.kl_mode][1]:  # per-sequence KL penalty subtracted from the reward before normalising
@@ -203,13 +219,29 @@ def prepare(tr: Trainer, ro: Rollout) -> tuple[Batch, dict, torch.Tensor, int]:
     local = torch.cat([c.view(P, G).float() for c in columns], 1)
     every, first = D.gather_rows(local, w)
     sh, rw, ps, ln, tc, dr, tk = every.split(G, dim=1)
-    adv = ADVANTAGES[a.adv_mode](sh, eps=a.adv_eps, unbiased=a.adv_std_unbiased, tokens=tk)
+    adv = estimate(a, sh, tk, D.gather_rows(dropped, w)[0] if a.drop_zero_var_groups else None)
     stats = M.rollout_metrics(rw, ps.bool(), ln, tc.bool(), adv, dr[:, 0].bool())
     mine = adv[first: first + P].reshape(-1)
     cmask = cmask[keep]
     batch = Batch(ro.ids[keep], ro.mask[keep], cmask, mine[keep], old[keep] if old is not None else None,
                   ro.rollout_logp[keep], ref[keep] if ref is not None else None, int((~dropped).sum()))
     return batch, stats, adv.reshape(-1), first
+
+
+def estimate(a, shaped: torch.Tensor, tokens: torch.Tensor, dropped: torch.Tensor | None) -> torch.Tensor:
+    """Advantages [P_all, G] of every rank's groups; with dropped ([P_all] bool, on the host) the estimator
+    sees the kept groups only and a dropped group gets 0 (verl filters, then estimates): a batch-wide
+    estimator (batch, reinforce_pp, reinforce_pp_baseline) must not take its mean and std from groups that
+    never reach the loss. The group estimators give a tied group 0 either way, so for them this changes nothing.
+    """
+    est = ADVANTAGES[a.adv_mode]
+    if dropped is None:
+        return est(shaped, eps=a.adv_eps, unbiased=a.adv_std_unbiased, tokens=tokens)
+    kept = (~dropped).nonzero().squeeze(1).to(shaped.device)  # host -> device copy, no sync
+    adv = torch.zeros_like(shaped)
+    if len(kept):
+        adv[kept] = est(shaped[kept], eps=a.adv_eps, unbiased=a.adv_std_unbiased, tokens=tokens[kept])
+    return adv
 
 
 def minibatch_plan(groups: int, group_size: int, epochs: int, chunks: int, gen: torch.Generator) -> list[torch.Tensor]:
@@ -243,17 +275,16 @@ def lr_at(cfg: Config, step: int) -> float:
     return cfg.optim.lr * (min(1.0, (step + 1) / warm) if warm > 0 else 1.0)
 
 
-def backward(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, total) -> dict:
-    """Loss of the given rows (clipped ratio x advantage, + KL) and its backward; its metrics as 0-d tensors."""
+def micro_batches(rows: torch.Tensor, size: int) -> list[torch.Tensor]:
+    """rows split in runs of `size` sequences (optim.micro_batch); 0, or more than there are: one run."""
+    return list(rows.split(size)) if 0 < size < len(rows) else [rows]
+
+
+def objective(tr: Trainer, b: Batch, rows: torch.Tensor, logp: torch.Tensor, old: torch.Tensor, total):
+    """Loss of the given rows (clipped ratio x advantage, + KL) over `total`'s count, its metrics, and the
+    rollout correction's metrics."""
     cfg, a = tr.cfg, tr.cfg.algo
     cm = b.cmask[rows]
-    with tr.amp():
-        logp, entropy = token_logprobs(tr.net, b.ids[rows], b.mask[rows], cm.shape[1], cfg.rollout.temperature,
-                                       with_entropy=True)
-    old_kept = b.old_logp is None  # no old pass: this step's own forward is the old policy
-    old = logp.detach() if old_kept else b.old_logp[rows]
-    if old_kept and cfg.algo.epochs > 1:  # the first step's pass is the old policy of the epochs after
-        b.old_logp = torch.zeros_like(b.rollout_logp).index_copy_(0, rows, logp.detach())
     ref = b.ref_logp[rows] if b.ref_logp is not None else None
     rollout_logp = b.rollout_logp[rows]
     weight, is_stats = (ROLLOUT_CORRECTIONS[a.rollout_correction](old, rollout_logp, cm, a.rollout_correction_min,
@@ -263,12 +294,56 @@ def backward(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, total) -> d
     adv = -b.adv[rows] if cfg.faults.sign_flip else b.adv[rows]  # FAULT hook (off by default)
     loss, stats = grpo_loss(logp, old, ref, adv, cm, a, norm, kl_in_loss=KL_PLACEMENT[a.kl_mode][0],
                             detach_policy=cfg.faults.detach_policy_term, is_weight=weight, total=total)
+    return loss, stats, is_stats
+
+
+def update_forward(tr: Trainer, b: Batch, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probs (with gradients) and entropy of the given rows' completions."""
+    with tr.amp():
+        return token_logprobs(tr.net, b.ids[rows], b.mask[rows], b.cmask.shape[1], tr.cfg.rollout.temperature,
+                              with_entropy=True)
+
+
+def backward(tr: Trainer, b: Batch, rows: torch.Tensor, first: bool, total) -> dict:
+    """Loss of the given rows and its backward, in micro-batches of optim.micro_batch sequences when set
+    (gradients accumulate); its metrics as 0-d tensors.
+
+    A micro-batch's loss is its sum over the count of the whole minibatch (tokens or responses, as the
+    aggregation counts them; over every rank under torchrun), so the micro-batches' losses and gradients
+    add up to the minibatch's. Its metrics are then taken once, without gradients, from the whole
+    minibatch's log-probs, exactly as an unsplit step takes them.
+    """
+    cfg = tr.cfg
+    old_kept = b.old_logp is None  # no old pass: this step's own forward is the old policy
+    parts = micro_batches(rows, cfg.optim.micro_batch)
+    if len(parts) == 1:
+        logp, entropy = update_forward(tr, b, rows)
+        loss, stats, is_stats = objective(tr, b, rows, logp, logp.detach() if old_kept else b.old_logp[rows], total)
+    else:
+        if total is None:  # one process: the minibatch's own count
+            cm = b.cmask[rows]
+            count = AGGREGATIONS[cfg.algo.loss_agg](cm.float(), cm, 1.0)[1]
+            total = lambda _count, t=count: t
+        logps, entropies = [], []
+        for part in parts:
+            logp, entropy = update_forward(tr, b, part)
+            old = logp.detach() if old_kept else b.old_logp[part]
+            objective(tr, b, part, logp, old, total)[0].backward()
+            logps.append(logp.detach())
+            entropies.append(entropy)
+        logp, entropy = torch.cat(logps), torch.cat(entropies)
+        with torch.no_grad():  # the step's metrics, from the whole minibatch
+            loss, stats, is_stats = objective(tr, b, rows, logp, logp if old_kept else b.old_logp[rows], total)
+    if old_kept and cfg.algo.epochs > 1:  # the first step's pass is the old policy of the epochs after
+        b.old_logp = torch.zeros_like(b.rollout_logp).index_copy_(0, rows, logp.detach())
+    cm, rollout_logp = b.cmask[rows], b.rollout_logp[rows]
     stats.update(M.entropy_metric(entropy.detach(), cm))
     stats.update(is_stats)
     if first:  # before any optimizer step on this rollout: the on-policy check of notes section 9 q.3
         stats.update(M.first_step_metrics(logp.detach(), rollout_logp if old_kept else b.old_logp[rows], cm))
         stats.update(M.logprob_gap(rollout_logp, logp.detach(), cm))
-    loss.backward()
+    if len(parts) == 1:
+        loss.backward()
     return stats
 
 

@@ -41,6 +41,7 @@ def cache_key(cfg) -> str:
              "warm_start": ws, "temperature": cfg.rollout.temperature, "top_p": cfg.rollout.top_p,
              "max_new_tokens": cfg.rollout.max_new_tokens, "seed": cfg.seed}
     parts["model"].pop("device", None)  # the same weights on CPU or GPU
+    parts["model"].pop("gradient_checkpointing", None)  # and with or without recomputing activations
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 

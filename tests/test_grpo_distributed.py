@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 import torch.multiprocessing as mp
+from fixtures.rollouts import fake_rollout  # tests/ is on sys.path
 
 from grpo_core.config import ConfigError, build_config
 from grpo_core.rollout import collect, take_groups
-from grpo_core.train import setup, train, train_on
+from grpo_core.train import prepare, setup, train, train_on
 from grpo_core.verifiers import VERIFIERS
 
 torch.set_num_threads(1)
@@ -35,6 +36,10 @@ CASES = {
                     ("algo.rollout_correction", "token_truncate")],
     # two epochs: the first step's pass kept as the old policy, and a second step on updated weights
     "two_epochs": [("algo.epochs", "2"), ("algo.kl_mode", "none"), ("algo.adv_mode", "reinforce_pp")],
+    # dynamic sampling before a batch-wide estimate, and each rank's update in micro-batches of 3 sequences
+    # over the whole minibatch's token count
+    "drop_micro": [("algo.adv_mode", "reinforce_pp_baseline"), ("algo.drop_zero_var_groups", "true"),
+                   ("algo.loss_agg", "token_mean"), ("optim.micro_batch", "3")],
 }
 
 
@@ -75,6 +80,13 @@ def worker(rank: int, world: int, port: int, out: str) -> None:
         half = P // world
         rows, params = update(tr, take_groups(ro, half, start=rank * half))
         torch.save({"rows": rows, "params": params, "world_size": tr.world.size}, Path(out) / f"{case}{rank}.pt")
+    # the issue-26 case across ranks: rank 0 holds the mixed group [1, 0, 0, 0], rank 1 the tied [1, 1, 1, 1]
+    tr = setup(build_config(overrides=[
+        ("warm_start.enabled", "false"), ("algo.kl_mode", "none"), ("log.track_kl_ref", "false"),
+        ("algo.drop_zero_var_groups", "true"), ("algo.adv_mode", "reinforce_pp"), ("algo.adv_eps", "0"),
+        ("rollout.prompts_per_step", "2"), ("rollout.group_size", "4"), ("model.device", "cpu")]))
+    batch, _, every, _ = prepare(tr, fake_rollout(tr.task, [[1, 0, 0, 0]] if rank == 0 else [[1, 1, 1, 1]]))
+    torch.save({"adv": batch.adv, "every": every}, Path(out) / f"dropped{rank}.pt")
     # the whole loop as `torchrun ... grpo-train` runs it: rank 0 writes the run, evals, gathers samples
     result = train(build_config(overrides=[
         ("out", str(Path(out) / "run")), ("warm_start.enabled", "false"), ("steps", "2"), ("eval_every", "1"),
@@ -127,6 +139,16 @@ def test_two_gloo_ranks_give_the_one_process_update(two_ranks, case):
         assert torch.equal(a, b)  # the ranks stay in step exactly
         assert torch.allclose(a, c, rtol=1e-5, atol=1e-6)  # and take the one-process step
     assert any(not torch.equal(a, b) for a, b in zip(want_params, [p.detach() for p in setup(config(case)).net.parameters()]))
+
+
+def test_dropped_groups_leave_the_batch_statistics_of_every_rank(two_ranks):
+    # reinforce_pp on the kept group alone (tests/test_grpo_scale.py works the numbers): 1.6202, -0.5401 x 3
+    r0, r1 = (torch.load(two_ranks / f"dropped{r}.pt") for r in (0, 1))
+    kept = [1.620185, -0.540062, -0.540062, -0.540062]
+    assert r0["adv"].tolist() == pytest.approx(kept, abs=1e-6)
+    assert r1["adv"].numel() == 0  # rank 1's only group was dropped: no rows to update
+    for r in (r0, r1):  # every rank reports every rank's advantages, 0 where dropped
+        assert r["every"].tolist() == pytest.approx(kept + [0] * 4, abs=1e-6)
 
 
 def test_train_under_two_ranks_writes_one_run_with_every_ranks_samples(two_ranks):
