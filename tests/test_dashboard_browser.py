@@ -215,7 +215,9 @@ def test_payloads_in_every_field_render_as_text_on_every_page(server, page, payl
     assert dialogs == [] and off == []
     live = page.locator("img[src='q'], img[src*='127.0.0.9'], a[href*='127.0.0.9'], script:has-text('alert')")
     assert live.count() == 0, [live.nth(i).evaluate("e => e.outerHTML")[:300] for i in range(live.count())]
-    body = page.inner_text("body")
+    # text.escape_md puts a zero-width space after a URL's scheme so Markdown makes no autolink: invisible, and
+    # the text is the payload's
+    body = page.inner_text("body").replace("\u200b", "")
     if path in ("live", "checklist", "diagnosis", "samples", "config"):
         assert "<b onmouseover" in body and "![pic](http://127.0.0.9/md.png)" in body, body[:2000]
 
