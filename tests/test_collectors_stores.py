@@ -215,3 +215,24 @@ def test_an_mlruns_line_still_being_written_is_read_when_it_is_whole(stores, tmp
     run.refresh()
     assert run.metrics["reward/mean"].tolist() == pytest.approx([0.1 * s for s in range(1, 7)])
     assert run.metrics["completions/len_mean"].tolist() == [101.0, 102.0, 103.0, 104.0, 105.0, 106.0]
+
+
+@pytest.mark.parametrize("store", ["mlflow.db", "trackio"])
+def test_a_store_at_a_root_hides_no_run_folder_beside_it(stores, tmp_path, store):
+    # a user who ran MLflow (or trackio) in the folder that also holds run folders: the store is listed, and so
+    # is every run below it (the store's reader claims only the sub-folders it reads: mlruns/ and mlartifacts/)
+    from collectors.discovery import discover_runs
+
+    root = tmp_path / "root"
+    root.mkdir()
+    if store == "mlflow.db":
+        shutil.copy(stores["mlflow.db"], root / "mlflow.db")
+        shutil.copytree(stores["mlruns"], root / "mlruns")
+    else:
+        shutil.copytree(stores["trackio"], root, dirs_exist_ok=True)
+    shutil.copytree(Path(__file__).resolve().parents[1] / "sample_runs" / "healthy", root / "exp" / "healthy")
+    lines = discover_runs(root)
+    assert "exp/healthy" in {i.path.relative_to(root).as_posix() for i in lines}, [str(i.path) for i in lines]
+    stores_lines = [i for i in lines if i.source == store.split(".")[0]]
+    # mlflow: 2 runs in mlflow.db and 2 in mlruns/; trackio: the project's 2 runs
+    assert len(stores_lines) == (4 if store == "mlflow.db" else 2), [(str(i.path), i.source) for i in lines]

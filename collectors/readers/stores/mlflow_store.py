@@ -83,6 +83,18 @@ def detect(target: str) -> bool:
     return (p / DB_NAME).is_file() or _is_run_dir(p) or _is_experiment_dir(p) or _is_mlruns(p)
 
 
+def parts(target: str) -> tuple[str, ...]:
+    """The sub-folders a target's runs are read from (Source.parts): all of an mlruns/ store, an experiment or
+    a run folder; of a folder holding mlflow.db only its mlruns/ (the file store a project may also have used)
+    and mlartifacts/ (the server's artifact root), so run folders beside a stray mlflow.db are still found."""
+    p = Path(target)
+    if p.is_file():
+        return ()
+    if (p / DB_NAME).is_file():
+        return tuple(d.name for d in _subdirs(p) if d.name in ("mlruns", "mlartifacts"))
+    return tuple(d.name for d in _subdirs(p))
+
+
 def _yaml(path: Path) -> dict[str, Any]:
     import yaml  # a base dependency (verl's Hydra configs)
 
@@ -421,7 +433,7 @@ def open_mlflow(target: str) -> Run:
     return open_mlflow(runs[0])
 
 
-register_source("mlflow", detect=detect, priority=13, launches=list_launches, hints={
+register_source("mlflow", detect=detect, priority=13, launches=list_launches, parts=parts, hints={
     "samples": "MLflow keeps scalars, params and artifacts: no completions are read. TRL users can add "
                "collectors.trl.GrpoScopeCallback(\"runs/NAME\") to the trainer's callbacks to keep them.",
     "config": "the run has no params: it was started without mlflow.log_params (TRL's callback logs the "

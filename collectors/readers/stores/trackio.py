@@ -34,7 +34,7 @@ from collectors.readers.columnar import WALL, Points, column_of, new_chunk
 from collectors.readers.keymap import STEP_LIMIT
 from collectors.readers.stores import sqlite as sq
 from collectors.run import Problem, Run
-from collectors.sources import launch_target, register_source, split_launch
+from collectors.sources import launch_target, no_parts, register_source, split_launch
 
 SUFFIX = ".db"
 NEEDED = {"metrics": ("run_name", "step", "metrics", "timestamp"), "configs": ("run_name", "config")}
@@ -323,7 +323,7 @@ def open_trackio(target: str) -> TrackioRun:
     return TrackioRun(p, launch)
 
 
-register_source("trackio", detect=detect, priority=12, launches=list_launches, hints={
+register_source("trackio", detect=detect, priority=12, launches=list_launches, parts=no_parts, hints={
     "samples": "trackio keeps scalars (and media, which are not read): no completions. TRL users can add "
                "collectors.trl.GrpoScopeCallback(\"runs/NAME\") to the trainer's callbacks to keep them.",
     "config": "trackio.init was called without config=... (TRL's callback always passes the trainer's arguments)",
