@@ -619,6 +619,14 @@ def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike
     run = write(tmp_path, s, name="late")
     run.metrics["step"] = run.metrics["step"] + 5
     assert any(n.rule_id == "reference_mismatch" and "step 5" in n.reason for n in diagnose(run).not_judged)
+    # our trainer counts from step 0 (before any update): its step 1 comes after one, and says nothing either;
+    # a source counting from 1 (TRL) computes step 1 with the starting weights, and is judged there
+    s["policy/kl_ref"] = 0.3 + rng.normal(0, 0.02, 100)
+    run = write(tmp_path, s, name="from1")
+    run.metrics["step"] = run.metrics["step"] + 1
+    assert any(n.rule_id == "reference_mismatch" and "step 1" in n.reason for n in diagnose(run).not_judged)
+    run.meta.source = "trl"
+    assert by_rule(diagnose(run), "reference_mismatch").evidence[0].value == pytest.approx(s["policy/kl_ref"][0])
 
 
 def test_a_kl_of_tempered_log_probs_is_judged_on_the_scale_of_temperature_one(tmp_path):

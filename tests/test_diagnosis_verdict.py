@@ -61,6 +61,20 @@ def test_a_level_never_calls_a_climbing_reward_not_learning(tmp_path):
     assert v.kind == "healthy" and v.reason.startswith("the reward rises: reward 0.583 -> 0.789 over steps 0-99")
 
 
+
+def test_the_verdict_says_where_a_reward_in_steps_of_one_eighth_went(tmp_path):
+    # A batch of 8 scored 0/1 gives rewards in steps of 1/8. Steps 5-14 (the first window of 10 after 5 warm-up
+    # steps) hold 0.375 x 4 and 0.5 x 6, the last 10 steps 0.5 x 6 and 0.625 x 4: both windows' medians are 0.5
+    # (the old text said "0.5 -> 0.5"). Their 20%-trimmed means drop the 2 lowest and 2 highest of each:
+    # (0.375 x 2 + 0.5 x 4) / 6 = 0.458 and (0.5 x 4 + 0.625 x 2) / 6 = 0.542.
+    head, tail = [0.375, 0.5] * 4 + [0.5] * 2, [0.5, 0.625] * 4 + [0.5] * 2
+    middle = np.floor(np.linspace(0.42, 0.56, 75) * 8) / 8
+    r = np.r_[[0.375] * 5, head, middle, tail]
+    assert len(r) == 100 and np.median(head) == np.median(tail) == 0.5
+    v = verdict(RunData(write(tmp_path, r)), [])
+    assert "reward 0.458 -> 0.542 over steps 0-99" in v.reason, v.reason
+
+
 def test_pinned_completions_with_a_flat_noisy_reward_are_a_warning_and_the_verdict_names_the_reward(tmp_path):
     # Every completion cut for all 100 steps, the reward noisy around 0.6 (std 0.15, as the sweep launch's
     # 0.3-1.1): no trend, but its CIs are wider than FLAT_BAND x reward std = 0.03, so not flat beyond doubt.

@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+from scipy.stats import trim_mean as stats_trim_mean
+
 from dashboard.diagnosis import facts
 from dashboard.diagnosis.build import fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding
-from dashboard.diagnosis.series import early_level, late_level, window_for
+from dashboard.diagnosis.series import WARMUP_STEPS, window_for
 
 Kind = Literal["healthy", "not_learning", "unstable", "cant_judge"]
 LABELS: dict[str, str] = {"healthy": "healthy", "not_learning": "not learning", "unstable": "unstable",
@@ -32,6 +35,7 @@ WHY_NOT_LEARNING = ("zero_variance_groups", "sparse_reward", "truncation")
 # ...of which these, critical, say the run is not healthy even while its reward climbs
 NEVER_HEALTHY = ("zero_variance_groups",)
 
+
 @dataclass(frozen=True)
 class Verdict:
     kind: Kind
@@ -44,6 +48,16 @@ class Verdict:
     @property
     def text(self) -> str:
         return f"{self.label}: {self.reason}"
+
+
+# the share cut from each end of a window before its mean: robust to a few odd steps like a median, yet it moves
+# with a reward that takes few values (a median of scores in steps of 1/8 sticks to one of them)
+LEVEL_TRIM = 0.2
+
+
+def level(x: np.ndarray) -> float:
+    """The level of a window of finite points (N,): its mean without the lowest and highest LEVEL_TRIM."""
+    return float(stats_trim_mean(x, LEVEL_TRIM)) if len(x) else float("nan")
 
 
 def _first(findings: list[Finding], rule_ids: tuple[str, ...], severities: tuple[str, ...]) -> Finding | None:
@@ -81,10 +95,13 @@ def verdict(d: RunData, findings: list[Finding]) -> Verdict:
     if (f := _first(findings, UNSTABLE, ("warning",))) is not None:
         return Verdict("unstable", f.title)
     t = facts.reward_trend(d)
-    # where the reward went, level to level (medians of its first and last windows): a Theil-Sen change of a
-    # reward in steps of 1/G is often exactly 0 while the reward rose 0.28 -> 0.43
+    # where the reward went, level to level (trimmed means of its first and last windows): a Theil-Sen change of
+    # a reward in steps of 1/G is often exactly 0 while the reward rose 0.28 -> 0.43, and so is a median's move
+    # (a batch of 8 scores in steps of 1/8: 0.42 -> 0.56 has the median 0.5 at both ends)
     w = window_for(points)
-    how = (f"reward {fmt(early_level(r[1], w))} -> {fmt(late_level(r[1], w))} over steps {t.first_step:.0f}-"
+    x = r[1][np.isfinite(r[1])]
+    start, end = x[WARMUP_STEPS:WARMUP_STEPS + w], x[-w:]
+    how = (f"reward {fmt(level(start))} -> {fmt(level(end))} over steps {t.first_step:.0f}-"
            f"{t.last_step:.0f} (Mann-Kendall p = {t.p:.2g})") if t is not None else "no trend test"
     warn = sum(f.severity == "warning" for f in findings)
     if facts.improving(d):

@@ -50,6 +50,9 @@ SUSTAIN_SETTLED = 5  # below the absolute floor the evidence is weaker: it must 
 # the ~1 nat an SFT adapter over its base model shows.
 REF_KL_FIRST = 0.05
 FIRST_STEPS = 1  # the first logged point must be at step <= 1 (before or during the first update) to judge
+# ... except where steps count from 0: our trainer logs step 0 before any update, and its step 1 after one
+# (TRL, verl and OpenRLHF number from 1, and their step 1 is computed with the starting weights)
+ZERO_BASED_SOURCES = frozenset({"grpo_core"})
 SERIES = (("policy/kl_ref", KL_FLOOR, KL_FLOOR_SETTLED, KL_HUGE),
           ("policy/clipfrac", CLIP_JUMP_FLOOR, None, CLIP_HIGH),
           ("policy/approx_kl_old", KL_FLOOR, KL_FLOOR_SETTLED, None))
@@ -246,7 +249,7 @@ def reference_mismatch(d: RunData):
     if kl is None:
         return NotJudged("reference_mismatch", "policy/kl_ref is not logged (or only as placeholder zeros)")
     steps, x = kl
-    if steps[0] > FIRST_STEPS:
+    if steps[0] > FIRST_STEPS - (d.source in ZERO_BASED_SOURCES):
         return NotJudged("reference_mismatch", f"the first KL to the reference is logged at step {steps[0]}, after "
                          "updates: the starting KL is unknown")
     v = float(x[0])
