@@ -761,6 +761,12 @@ def test_a_cap_no_config_names_is_read_from_mean_lengths_that_reach_it_exactly(t
     # two such steps are not enough to name a cap
     ln[150] = 240.0
     assert "truncation" not in fired(diagnose(write(tmp_path, s, {}, name="console_two")))
+    # a toy task's mean of 2.75 tokens (a batch of 4 gives means in quarters), the run's highest, on 3
+    # steps and 2.5 +- 0.1 elsewhere (within 10% of 2.75 on half the steps): no cap is a fraction of a token
+    toy = np.clip(2.5 + rng.normal(0, 0.1, 200), 2.0, 2.7)
+    toy[[40, 90, 150]] = 2.75
+    s["completions/len_mean"] = toy
+    assert "truncation" not in fired(diagnose(write(tmp_path, s, {}, name="toy")))
 
 
 def test_zero_variance_from_solved_prompts_is_saturation_and_reward_std_zero_means_no_spread(tmp_path):

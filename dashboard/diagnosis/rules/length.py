@@ -34,6 +34,8 @@ CAP_KEYS = ("rollout.max_new_tokens", "max_completion_length", "rollout.response
 MIN_POINTS = 5
 # A step's mean length equal to the run's longest mean means every completion of the step had that length: three
 # such steps are a cap, whatever share of the run they are (a natural ending never lines up G answers exactly).
+# A cap is a whole number of tokens, so such a mean is one: a toy task's mean of 2.75 tokens, reached three times
+# by chance in a small batch, is no cap.
 MEAN_AT_CAP_STEPS = 3
 
 
@@ -49,7 +51,7 @@ def length_cap(d: RunData) -> tuple[float, str] | None:
         if x is None or len(x[1]) < MIN_POINTS:
             continue
         top = float(np.max(x[1]))
-        if top > 0 and np.sum(x[1] == top) >= need(len(x[1])):
+        if top > 0 and top == round(top) and np.sum(x[1] == top) >= need(len(x[1])):
             return top, f"{name} reaches exactly {fmt(top)} on {int(np.sum(x[1] == top))} logged steps"
     return None
 
