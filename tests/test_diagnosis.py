@@ -687,6 +687,16 @@ def test_zero_variance_groups_a_low_temperature_explains_are_its_consequence(tmp
     d = diagnose(write(tmp_path, s, name="sft"))
     assert by_rule(d, "low_diversity").severity == "warning"
     assert by_rule(d, "zero_variance_groups").severity == "critical"
+    # ... but an entropy that collapses during the run (0.9 -> 0.02 at step 10) makes the groups tie from then on
+    # (0.1 tied before, 0.95 after): the collapse is the cause, and the tied groups its consequence, samples or not
+    s["policy/entropy"] = np.r_[np.full(10, 0.9), np.full(90, 0.02)] + np.random.default_rng(9).normal(0, 0.002, 100)
+    s["groups/zero_std_frac"] = np.r_[np.full(12, 0.1), np.full(88, 0.95)]
+    d = diagnose(write(tmp_path, s, name="collapsed"))
+    assert by_rule(d, "entropy_collapse").severity == "critical"
+    f = by_rule(d, "zero_variance_groups")
+    onset = by_rule(d, "entropy_collapse").step_range[0]
+    assert f.severity == "warning" and f.evidence[-1].text == (
+        f"begins after the entropy collapsed at step {onset}: a consequence; check the collapse first")
 
 
 def test_completions_pinned_at_the_cap_are_a_finding_even_when_they_never_change(tmp_path):

@@ -18,6 +18,13 @@ from dashboard.diagnosis.findings import Finding
 from dashboard.diagnosis.series import MIN_CONSECUTIVE
 
 ROOTS = ("kl_clip_explode", "non_finite")
+# A collapse is a root of what it makes, and of nothing else: a policy whose entropy fell to 0 answers each prompt
+# one way, so its groups tie and its reward stops moving from then on. A level of low entropy from the start is no
+# collapse and explains nothing (EXPLAINED_BY below says why).
+PARTIAL_ROOTS = {"entropy_collapse": ("zero_variance_groups", "reward_flat")}
+# root -> (what happened, the check to make first), for the note a consequence carries
+HAPPENED = {"kl_clip_explode": ("the run exploded", "the explosion"), "non_finite": ("the run exploded", "the explosion"),
+            "entropy_collapse": ("the entropy collapsed", "the collapse")}
 # A finding another one explains, by mechanism: groups whose responses come out alike score alike, so their
 # zero-variance groups are low_diversity's consequence, when that finding shows the responses are made alike (a
 # sampling temperature from the config, or groups of one identical text in the samples). An entropy near 0 alone
@@ -32,22 +39,36 @@ def _after(start: int, onset: int, steps: np.ndarray | None) -> bool:
     return steps is not None and int(np.sum((steps >= start) & (steps < onset))) < MIN_CONSECUTIVE
 
 
+def _onset(f: Finding, roots: dict[str, int]) -> tuple[str, int] | None:
+    """(root, first step) of the earliest critical root that can explain `f`; None when none can."""
+    if f.rule_id in ROOTS:
+        return None
+    able = [(step, r) for r, step in roots.items()
+            if r != f.rule_id and (r in ROOTS or f.rule_id in PARTIAL_ROOTS.get(r, ()))]
+    return (min(able)[1], min(able)[0]) if able else None
+
+
 def demote_consequences(findings: list[Finding], steps: np.ndarray | None = None) -> list[Finding]:
-    """findings -> the same findings, where a critical one (not a root) resting on the steps after the earliest
-    critical root's first step is a warning with one more line of evidence. steps: (T,) the run's logged steps
-    (None: only a finding that starts after the onset is a consequence)."""
-    onsets = [f.step_range[0] for f in findings if f.rule_id in ROOTS and f.severity == "critical" and f.step_range]
-    if not onsets:
+    """findings -> the same findings, where a critical one resting on the steps after the earliest critical root
+    that can explain it (an explosion explains anything, a collapse what it makes) is a warning with one more line
+    of evidence. steps: (T,) the run's logged steps (None: only a finding that starts after the onset is a
+    consequence)."""
+    roots: dict[str, int] = {}
+    for f in findings:
+        if (f.rule_id in ROOTS or f.rule_id in PARTIAL_ROOTS) and f.severity == "critical" and f.step_range:
+            roots[f.rule_id] = min(roots.get(f.rule_id, f.step_range[0]), f.step_range[0])
+    if not roots:
         return findings
-    onset = min(onsets)
     out = []
     for f in findings:
-        if f.severity == "critical" and f.rule_id not in ROOTS and f.step_range and _after(f.step_range[0], onset, steps):
-            note = evidence("step", float(onset), None, "first step of the explosion",
-                            f"begins after the run exploded at step {onset}: a consequence; check the explosion first"
+        hit = _onset(f, roots) if f.severity == "critical" and f.step_range else None
+        if hit is not None and _after(f.step_range[0], hit[1], steps):
+            (what, first), onset = HAPPENED[hit[0]], hit[1]
+            note = evidence("step", float(onset), None, f"first step of {hit[0]}",
+                            f"begins after {what} at step {onset}: a consequence; check {first} first"
                             if f.step_range[0] > onset else
                             f"only {int(np.sum((steps >= f.step_range[0]) & (steps < onset)))} logged step(s) before "
-                            f"the run exploded at step {onset}: mostly a consequence; check the explosion first")
+                            f"{what} at step {onset}: mostly a consequence; check {first} first")
             f = replace(f, severity="warning", evidence=(*f.evidence, note))
         out.append(f)
     return out

@@ -431,6 +431,10 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在训练于第 {s} 步爆炸之后才出现：是爆炸的后果；先查爆炸"),
     ((r"only (?P<n>\S+) logged step\(s\) before the run exploded at step (?P<s>\S+): mostly a consequence; "
      r"check the explosion first"), "训练在第 {s} 步爆炸之前只记录了 {n} 步：多半是爆炸的后果；先查爆炸"),
+    (r"begins after the entropy collapsed at step (?P<s>\S+): a consequence; check the collapse first",
+     "在 entropy 于第 {s} 步塌缩之后才出现：是塌缩的后果；先查 entropy 塌缩"),
+    ((r"only (?P<n>\S+) logged step\(s\) before the entropy collapsed at step (?P<s>\S+): mostly a consequence; "
+     r"check the collapse first"), "entropy 在第 {s} 步塌缩之前只记录了 {n} 步：多半是塌缩的后果；先查 entropy 塌缩"),
     # first_step.py
     (r"(?P<m>\S+) \(log p actor - log p reference, signed\) at the first step: (?P<v>\S+)",
      "{m}（log p actor - log p reference，带符号）在第一步：{v}"),
