@@ -39,6 +39,9 @@ class RunMeta:
     info: dict[str, Any] = field(default_factory=dict)  # producer facts (e.g. warm start), not knobs
     notes: list[str] = field(default_factory=list)  # resumes, re-logged steps, imports
     resumes: list[dict[str, Any]] = field(default_factory=list)  # {"time", "metrics_seq", "samples_seq"}
+    # what a running run does before its first step, e.g. {"name": "warm_start", "done": 300, "total": 2000}
+    # (see PHASE_FIELDS); null once steps are logged
+    phase: dict[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -78,12 +81,29 @@ class RunMeta:
 
 # What each run.json field must hold; a wrong type is refused (naming the field) rather than failing later,
 # and a time that is not a finite number would make a dead run look alive forever.
-_TIME, _INT, _TEXT, _OPT_TEXT, _OBJ, _LIST = "time", "int", "text", "opt_text", "obj", "list"
+_TIME, _INT, _TEXT, _OPT_TEXT, _OBJ, _LIST, _OPT_OBJ = "time", "int", "text", "opt_text", "obj", "list", "opt_obj"
 _TYPES = {"run_id": _TEXT, "name": _TEXT, "source": _TEXT, "config": _OBJ, "start_time": _TIME, "end_time": _TIME,
           "status": _TEXT, "error": _OPT_TEXT, "heartbeat": _TIME, "last_step": _INT, "info": _OBJ,
-          "notes": _LIST, "resumes": _LIST, "schema_version": _INT}
+          "notes": _LIST, "resumes": _LIST, "phase": _OPT_OBJ, "schema_version": _INT}
 _TYPE_NAMES = {_TIME: "a finite number of seconds or null", _INT: "an integer or null", _TEXT: "a string",
-               _OPT_TEXT: "a string or null", _OBJ: "an object", _LIST: "a list"}
+               _OPT_TEXT: "a string or null", _OBJ: "an object", _LIST: "a list",
+               _OPT_OBJ: "an object or null"}
+
+
+# run.json's `phase`: name (what the run does, e.g. "warm_start"), done and total (its progress in its own units,
+# total null when unknown), detail (an object of facts, e.g. the pass rate reached so far)
+PHASE_FIELDS = ("name", "done", "total", "detail")
+
+
+def phase_progress(phase: Any) -> tuple[str, int | None, int | None, dict[str, Any]] | None:
+    """(name, done, total, detail) of a run.json `phase`, None when absent or without a name; a done or total
+    that is no whole number reads as None (a hand-written phase shows its name only)."""
+    if not isinstance(phase, dict) or not isinstance(phase.get("name"), str) or not phase["name"]:
+        return None
+    whole = [v if _has_type(v, _INT) and v is not None and v >= 0 else None for v in (phase.get("done"),
+                                                                                        phase.get("total"))]
+    detail = phase.get("detail") if isinstance(phase.get("detail"), dict) else {}
+    return phase["name"], whole[0], whole[1], detail
 
 
 def _has_type(value: Any, kind: str) -> bool:
@@ -95,7 +115,7 @@ def _has_type(value: Any, kind: str) -> bool:
     if kind == _LIST:
         return isinstance(value, list)
     return {_TEXT: isinstance(value, str), _OPT_TEXT: value is None or isinstance(value, str),
-            _OBJ: isinstance(value, dict)}[kind]
+            _OBJ: isinstance(value, dict), _OPT_OBJ: value is None or isinstance(value, dict)}[kind]
 
 
 def _short(value: Any) -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from collectors.levels import place as place_levels
 from collectors.meta import STALE_AFTER_S, RunMeta
 from collectors.schema import SAMPLES, ordered_columns
 from collectors.store.parts import SEQ_COLUMN
@@ -21,6 +22,17 @@ from collectors.store.parts import SEQ_COLUMN
 # A reader may list, in `chunk.attrs[NAN_AT]` = {column: [steps]}, where a NaN was logged: in the float
 # table a NaN and a null ("not measured this step") look alike, and the diagnosis must tell them apart.
 NAN_AT = "nan_at"
+
+
+def last_update_of(meta: RunMeta, path: Path) -> float | None:
+    """When a run last wrote (Unix s): the heartbeat its writer records (for an ended run, its end), else, for
+    a run that records no time of its own, the newest modification time of its files two folder levels deep.
+
+    One rule for the runs table and a run's header: a cloned or copied run's files are as new as the copy,
+    but it last wrote when its heartbeat says."""
+    if meta.heartbeat is not None:
+        return meta.heartbeat
+    return newest_mtime(path)
 
 
 @dataclass(frozen=True)
@@ -199,9 +211,7 @@ class Run:
     def last_update(self) -> float | None:
         """When the run last wrote (unix s): its heartbeat, or for sources without one (foreign logs)
         the newest modification time of its files, two folder levels deep."""
-        if self.meta.heartbeat is not None:
-            return self.meta.heartbeat
-        return newest_mtime(self.path)
+        return last_update_of(self.meta, self.path)
 
     @property
     def last_step(self) -> int | None:
@@ -214,6 +224,7 @@ class Run:
         for chunk in self._read_new():
             if chunk.columns.has_duplicates:
                 chunk = self._one_column_each(chunk)
+            chunk = place_levels(chunk, self.meta.config or {}, self.meta.info)  # a key's level from the config
             if new_nans := chunk.attrs.get(NAN_AT):
                 # copied, not updated in place: a page drawing the run from another thread keeps a whole one
                 self.nan_at = {**self.nan_at, **{k: self.nan_at.get(k, set()) | set(v) for k, v in new_nans.items()}}
@@ -295,3 +306,4 @@ class RunInfo:
     last_step: int | None
     last_update: float | None  # Unix seconds
     error: str | None = None
+    phase: dict | None = None  # run.json's `phase`: what a running run does before its first step

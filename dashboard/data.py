@@ -23,7 +23,7 @@ from collectors.sources import infos_for, split_launch
 from dashboard import paths
 
 STALE_ENV = paths.STALE_ENV
-RUN_COLUMNS = ["key", "name", "source", "status", "last_step", "last_update", "root", "path", "error"]
+RUN_COLUMNS = ["key", "name", "source", "status", "last_step", "last_update", "root", "path", "error", "phase"]
 
 
 def roots() -> list[paths.Root]:
@@ -61,7 +61,7 @@ def runs_table(root_list: tuple[tuple[str, str], ...], stale_s: float, source: s
                 key, error = f"{root.label}/{Path(info.path).name}", str(e)
             rows.append({"key": key, "name": info.name, "source": info.source,
                          "status": info.status, "last_step": info.last_step, "last_update": info.last_update,
-                         "root": root.label, "path": str(info.path), "error": error})
+                         "root": root.label, "path": str(info.path), "error": error, "phase": info.phase})
     frame = pd.DataFrame(rows, columns=RUN_COLUMNS)
     return frame.sort_values("last_update", ascending=False, na_position="last", kind="stable").reset_index(drop=True)
 

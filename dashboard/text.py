@@ -49,6 +49,46 @@ def fmt_time(unix_s: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(unix_s)))
 
 
+def update_cell(unix_s: float | None, now: float | None = None, lang: str = "en") -> str:
+    """The Runs table's last-update cell: '18.7 h ago · 2026-12-03 04:12:09', the same "ago" as the run's header
+    (both from collectors.run.last_update_of); '' for a run with no time."""
+    if _missing(unix_s):
+        return ""
+    return f"{ago(unix_s, now, lang)} · {fmt_time(unix_s)}"
+
+
+def phase_text(phase: object, lang: str = "en") -> tuple[str, float | None] | None:
+    """What a running run does before its first step (run.json's `phase`, collectors.meta.phase_progress), in
+    words, and how far along it is (0..1, None when its total is unknown); None for no phase.
+
+    {"name": "warm_start", "done": 300, "total": 2000, "detail": {"sampled_pass_rate": 0.21,
+    "target_pass_rate": 0.4}} -> ("supervised warm start before the first step: step 300 of at most 2000 ·
+    sampled pass rate 0.21 (stops at 0.4)", 0.15)."""
+    from collectors.meta import phase_progress
+    from dashboard.diagnosis.i18n import label
+
+    parsed = phase_progress(phase)
+    if parsed is None:
+        return None
+    name, done, total, detail = parsed
+    fraction = min(1.0, done / total) if done is not None and total else None
+    if name == "warm_start" and done is not None and total is not None:
+        text = label("phase_warm_start", lang, done=done, total=total)
+        rate, target = detail.get("sampled_pass_rate"), detail.get("target_pass_rate")
+        if isinstance(rate, (int, float)) and isinstance(target, (int, float)):
+            text += " · " + label("phase_warm_start_rate", lang, rate=f"{rate:.2f}", target=f"{target:g}")
+        return text, fraction
+    if f"phase_{name}" in _PHASES:
+        return label(f"phase_{name}", lang), fraction
+    text = label("phase_other", lang, name=name)
+    if done is not None and total is not None:
+        text += " · " + label("phase_progress", lang, done=done, total=total)
+    return text, fraction
+
+
+_PHASES = ("phase_first_rollout",)  # phases named by a label of their own, beside warm_start's
+
+
 def health_label(health, status: str = "", lang: str = "en") -> str:
     """The Runs table's health cell: the diagnosis' verdict (a `data.Health`), with its finding counts.
 

@@ -15,7 +15,7 @@ import streamlit as st
 from collectors import RunError
 from dashboard import data, paths
 from dashboard.diagnosis import i18n
-from dashboard.text import STATUS_ICONS, ago, escape_md
+from dashboard.text import STATUS_ICONS, ago, escape_md, phase_text
 
 SELECTED = "grposcope_runs"  # session key: list of run keys
 LANG = "grposcope_lang"  # session key: the language chosen in the switch or the URL (?lang=zh)
@@ -120,7 +120,8 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         default = current
         if current and st.session_state.get(key) == current:
             st.session_state[key], default = current, None
-        picked = st.multiselect(label, options, default=default, format_func=fmt, key=key)
+        picked = st.multiselect(label, options, default=default, format_func=fmt, key=key,
+                                placeholder=t("choose_options"))
         if picked != current:
             set_selected(picked)
     else:
@@ -129,7 +130,7 @@ def pick_runs(label: str = "Runs", multi: bool = True, min_runs: int = 1) -> lis
         index = options.index(current[0]) if current else None if refused else 0
         if current and st.session_state.get(key) == current[0]:
             st.session_state[key], index = current[0], 0
-        choice = st.selectbox(label, options, index=index, format_func=fmt, key=key)
+        choice = st.selectbox(label, options, index=index, format_func=fmt, key=key, placeholder=t("choose_option"))
         picked = [] if choice is None else [choice]
         if picked and current[:1] != picked:
             set_selected(picked + [k for k in current if k != picked[0]])
@@ -176,6 +177,8 @@ def run_header(key: str, snap) -> None:
                            ago=ago(beat, lang=lang()))))
     # Why the run ended, shown here once for every page, whole: wrapped (a guard's reason names the step, the
     # rule and the finding's title, longer than the column) and verbatim (an error's lines stay lines).
+    if run.status == "running" and (phase := phase_text(run.meta.phase, lang())):  # e.g. its warm start
+        st.progress(phase[1] or 0.0, text=escape_md(phase[0]))
     if reason := run.meta.error or (t("stopped_by_guard") if run.status == "stopped" else None):
         st.code(reason, language="text", wrap_lines=True)
     if run.problems:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
@@ -23,6 +25,7 @@ class StopOnSignal:
     def __init__(self) -> None:
         self.signal: str | None = None
         self.reason: str | None = None  # a stop the guard asked for (grpo_core/guard.py): the run ends `stopped`
+        self.at_once = False  # before the first step (the warm start): there is no step to finish, stop now
         self._old: dict = {}
 
     @property
@@ -33,6 +36,8 @@ class StopOnSignal:
         if self.signal is not None:
             raise KeyboardInterrupt(f"second {signal.Signals(signum).name}")
         self.signal = signal.Signals(signum).name
+        if self.at_once:
+            raise KeyboardInterrupt(f"interrupted by {self.signal}")
 
     def __enter__(self) -> Self:
         if threading.current_thread() is threading.main_thread():
@@ -83,17 +88,62 @@ class Recorder:
         return (self.writer.meta.status, self.writer.meta.error) if self.main else ("finished", None)
 
 
+class EarlyRun:
+    """The run folder, opened (rank 0) once the config passed every check and before the warm start, so that a
+    dashboard lists the run from the first second: running, with its config, and the warm start's progress in
+    run.json's `phase` (docs/run-format.md). `record` then carries on with the same writer."""
+
+    PROGRESS_EVERY_S = 1.0  # run.json rewritten at most this often for the warm start's progress
+
+    def __init__(self, cfg: Config, run_dir: Path) -> None:
+        self.cfg, self.run_dir, self.writer, self._written = cfg, run_dir, None, 0.0
+
+    def open(self, main: bool):
+        """Open the run (main rank only); the warm start's progress callback, or None."""
+        if not main:
+            return None
+        from collectors import RunWriter
+
+        # signals are StopOnSignal's (installed first, by train): the writer leaves them alone
+        self.writer = RunWriter(self.run_dir, name=self.cfg.name or None, config=to_dict(self.cfg),
+                                handle_signals=False)
+        if self.cfg.warm_start.enabled:
+            self.writer.set_phase("warm_start", 0, self.cfg.warm_start.max_steps,
+                                  target_pass_rate=self.cfg.warm_start.target_pass_rate)
+        return self.progress
+
+    def progress(self, done: int, total: int, pass_rate: float | None) -> None:
+        """The warm start's step `done` of at most `total`, with the sampled pass rate of its last check."""
+        now = time.monotonic()
+        if now - self._written < self.PROGRESS_EVERY_S:
+            return
+        self._written = now
+        self.writer.set_phase("warm_start", done, total, sampled_pass_rate=pass_rate,
+                              target_pass_rate=self.cfg.warm_start.target_pass_rate)
+
+    def fail(self, exc: BaseException) -> None:
+        """The warm start (or what follows it before the first step) raised: the run is recorded failed."""
+        if self.writer is None:
+            return
+        why = str(exc) if isinstance(exc, KeyboardInterrupt) and str(exc) else "".join(
+            traceback.format_exception_only(type(exc), exc)).strip()
+        self.writer.close("failed", error=f"{why} (before the first step)")
+
+
 @contextlib.contextmanager
 def record(cfg: Config, run_dir: Path, info: dict, stop: StopOnSignal, guard=None,
-           main: bool = True) -> Iterator[Recorder]:
-    """Open the run (rank 0), yield its Recorder, and close it: failed after a signal, stopped when the
-    guard asked, finished otherwise; an exception inside leaves it to the RunWriter (failed, with it)."""
+           main: bool = True, writer=None) -> Iterator[Recorder]:
+    """Open the run (rank 0; or carry on with `writer`, an EarlyRun's), yield its Recorder, and close it:
+    failed after a signal, stopped when the guard asked, finished otherwise; an exception inside leaves it to
+    the RunWriter (failed, with it)."""
     from collectors import RunWriter
 
     flat = to_dict(cfg)
-    writing = RunWriter(run_dir, name=cfg.name or None, config=flat) if main else contextlib.nullcontext(None)
+    writing = (writer if writer is not None else RunWriter(run_dir, name=cfg.name or None, config=flat)) if main \
+        else contextlib.nullcontext(None)
     with writing as writer:
         if main:
+            writer.set_phase("first_rollout")  # sampling, scoring and the first update: until the first step
             writer.update_meta(**info)
         mirror = WandbMirror(cfg.log, run_dir, writer.meta.name, flat) if main else None
         rec = Recorder(cfg, writer, mirror, stop, guard, info, main)

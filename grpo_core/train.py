@@ -37,7 +37,7 @@ from grpo_core.policy import (
     sync_weights,
     token_logprobs,
 )
-from grpo_core.recording import StopOnSignal, record
+from grpo_core.recording import EarlyRun, StopOnSignal, record
 from grpo_core.registry import Registry
 from grpo_core.rollout import Rollout, evaluate
 from grpo_core.rollout_correction import ROLLOUT_CORRECTIONS
@@ -117,8 +117,11 @@ def rollout_old(tr: Trainer, ro: Rollout) -> torch.Tensor:
     return ro.rollout_logp
 
 
-def setup(cfg: Config) -> Trainer:
-    """Everything that can fail on a bad config, before any run folder exists or training starts."""
+def setup(cfg: Config, on_checked=None) -> Trainer:
+    """Everything that can fail on a bad config, before any run folder exists or training starts.
+
+    on_checked(main): called once the config passed every check, before the warm start (main: whether this
+    process is rank 0); it may open the run and return the warm start's progress callback."""
     validate(cfg)
     if cfg.algo.old_logprob_source not in OLD_LOGPROBS:
         raise ConfigError(f"algo.old_logprob_source: {OLD_LOGPROBS.unknown(cfg.algo.old_logprob_source)}")
@@ -131,8 +134,9 @@ def setup(cfg: Config) -> Trainer:
     torch.manual_seed(cfg.seed)
     policy = POLICIES[cfg.model.kind](cfg.model, device)
     _check_prompts_fit(policy, task, cfg)
+    progress = on_checked(world.main) if on_checked is not None else None
     with D.rank_zero_first(world):  # one warm start fills the cache, the other ranks read it
-        facts = warm_start(policy, task, cfg, device)
+        facts = warm_start(policy, task, cfg, device, progress)
     net = policy.net.eval()  # no dropout: the update must see the policy that sampled
     D.broadcast_parameters(net, world)
     dtype = DTYPES[cfg.rollout.dtype]
@@ -436,17 +440,25 @@ def train(cfg: Config, guard=None) -> TrainResult:
     Under torchrun every rank trains; rank 0 alone writes the run (with every rank's samples) and evals.
     guard: a grpo_core.guard.TrainGuard (or None); rank 0 alone runs it, its stop reaches every rank.
     """
-    tr = setup(cfg)
-    try:
-        return _train(tr, cfg, guard if tr.world.main else None)
-    finally:
-        D.leave(tr.world)
+    early = EarlyRun(cfg, Path(cfg.out) if cfg.out else default_out(cfg))
+    with StopOnSignal() as stop:
+        stop.at_once = True  # a signal during the warm start ends it (and records the run failed) at once
+        try:
+            tr = setup(cfg, early.open)
+        except BaseException as e:
+            early.fail(e)
+            raise
+        stop.at_once = False
+        try:
+            return _train(tr, cfg, stop, early, guard if tr.world.main else None)
+        finally:
+            D.leave(tr.world)
 
 
-def _train(tr: Trainer, cfg: Config, guard=None) -> TrainResult:
-    run_dir = Path(cfg.out) if cfg.out else default_out(cfg)
+def _train(tr: Trainer, cfg: Config, stop: StopOnSignal, early: EarlyRun, guard=None) -> TrainResult:
+    run_dir = early.run_dir
     step, final, main = 0, {}, tr.world.main
-    with StopOnSignal() as stop, record(cfg, run_dir, tr.info, stop, guard, main) as rec:
+    with record(cfg, run_dir, tr.info, stop, guard, main, early.writer) as rec:
         while step < cfg.steps and not D.any_rank(stop.asked, tr.world):
             step = run_rollout(tr, step, rec.log, stop)
         if guard is not None:

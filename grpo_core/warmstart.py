@@ -62,7 +62,7 @@ def sampled_pass_rate(policy: Policy, task: Task, problems, rollout_cfg, device,
     return sum(ro.host["passed"]) / len(problems)
 
 
-def _train(policy: Policy, task: Task, cfg, device) -> dict:
+def _train(policy: Policy, task: Task, cfg, device, progress=None) -> dict:
     ws = cfg.warm_start
     rng, check_rng = random.Random(cfg.seed + 1), random.Random(cfg.seed + 2)
     check_set = task.sample(check_rng, ws.check_samples)  # fixed, so successive checks compare like with like
@@ -82,12 +82,17 @@ def _train(policy: Policy, task: Task, cfg, device) -> dict:
             history.append([step, round(rate, 4)])
             if rate >= ws.target_pass_rate:
                 break
+        if progress is not None:
+            progress(step, ws.max_steps, history[-1][1] if history else None)
     return {"steps": step, "sampled_pass_rate": rate, "reached_target": rate >= ws.target_pass_rate,
             "seconds": round(time.perf_counter() - t0, 2), "history": history}
 
 
-def warm_start(policy: Policy, task: Task, cfg, device) -> dict:
-    """Warm-start policy.net in place (from the cache when possible) and return the facts for run.json."""
+def warm_start(policy: Policy, task: Task, cfg, device, progress=None) -> dict:
+    """Warm-start policy.net in place (from the cache when possible) and return the facts for run.json.
+
+    progress: called as progress(step, max_steps, sampled pass rate of the last check or None) after each
+    supervised step that is trained here (not for weights loaded from the cache)."""
     ws = cfg.warm_start
     if not ws.enabled:
         return {"enabled": False}
@@ -97,7 +102,7 @@ def warm_start(policy: Policy, task: Task, cfg, device) -> dict:
         policy.net.load_state_dict(saved["state_dict"])
         facts = dict(saved["facts"], cached=True)
     else:
-        facts = _train(policy, task, cfg, device)
+        facts = _train(policy, task, cfg, device, progress)
         facts["greedy_eval_pass_rate"] = evaluate(policy.net, policy.tokenizer, task, cfg.rollout, device)["eval/pass_rate"]
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError, RunMeta, read_meta
-from collectors.run import NAN_AT, Problem, Run, RunInfo
+from collectors.run import NAN_AT, Problem, Run, RunInfo, last_update_of
 from collectors.schema import SAMPLES
 from collectors.store.parts import SEQ_COLUMN, Part, list_parts
 
@@ -296,9 +296,9 @@ def native_info(path: Path, stale_after_s: float = STALE_AFTER_S) -> RunInfo:
         meta = read_meta(path)
     except RunError as e:
         return RunInfo(path, path.name, "unknown", "unknown", None, _newest_mtime(path), str(e))
-    last_update = max(x for x in (meta.heartbeat, _newest_mtime(path / "metrics"), meta.start_time, 0.0) if x)
     return RunInfo(path, meta.name or path.name, meta.source, meta.effective_status(stale_after_s=stale_after_s),
-                   meta.last_step, last_update or None, meta.error)
+                   meta.last_step, last_update_of(meta, path), meta.error,
+                   meta.phase if meta.status == "running" else None)
 
 
 def _newest_mtime(folder: Path) -> float | None:

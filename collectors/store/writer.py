@@ -138,7 +138,7 @@ class RunWriter:
             if config is not None and flatten_config(dict(config)) != meta.config:
                 meta.notes.append("config changed on resume; run.json holds the new one")
                 meta.config = flatten_config(dict(config))
-            meta.status, meta.error, meta.end_time = "running", None, None
+            meta.status, meta.error, meta.end_time, meta.phase = "running", None, None, None
             return meta, max_step
         if self.path.is_dir() and any(p for p in self.path.iterdir() if not p.name.startswith(".")):
             raise RunError(f"{self.path}: folder is not empty and holds no run.json; refusing to write a run into it")
@@ -175,6 +175,7 @@ class RunWriter:
                 self.meta.notes.append(f"steps from {step} re-logged after the resume; the newer rows replace the older")
                 self._relogged_noted = True
             self._steps.append(row)
+            self.meta.phase = None  # steps now say what the run does; written with the next heartbeat or flush
             self.meta.last_step = step if self.meta.last_step is None else max(self.meta.last_step, step)
             self._touch()
             if len(self._steps) >= self.flush_every or self._due():
@@ -209,6 +210,17 @@ class RunWriter:
             self.meta.info.update(flatten_config(info))
             write_meta(self.path, self.meta)
 
+    def set_phase(self, name: str | None, done: int | None = None, total: int | None = None,
+                  **detail: Any) -> None:
+        """Say in run.json what the run does before its first step (name, e.g. "warm_start", with its progress
+        done of total and facts in detail); None clears it. The first logged step clears it too."""
+        with self._lock:
+            self._check_open()
+            self.meta.phase = None if name is None else {
+                "name": str(name), "done": None if done is None else int(done),
+                "total": None if total is None else int(total), "detail": flatten_config(detail)}
+            write_meta(self.path, self.meta)
+
     def flush(self) -> None:
         with self._lock:
             self._flush_locked()
@@ -225,7 +237,7 @@ class RunWriter:
             except RunError as e:
                 status, error = "failed", "; ".join(x for x in (error, str(e)) if x)
             self.meta.status, self.meta.error, self.meta.end_time = status, error, time.time()
-            self.meta.heartbeat = self.meta.end_time
+            self.meta.heartbeat, self.meta.phase = self.meta.end_time, None
             try:
                 write_meta(self.path, self.meta)
             except OSError as e:

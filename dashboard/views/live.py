@@ -47,7 +47,7 @@ def live_view() -> None:
                  width="content")
     tiles.metric(t("tile_last_update"), ago(run.last_update, lang=lang), width="content")
     reward = frame["reward/mean"].iloc[-1] if "reward/mean" in frame and len(frame) else None
-    tiles.metric(t("tile_reward"), "n/a" if reward is None else f"{reward:.4g}", width="content")
+    tiles.metric(t("tile_reward"), t("none") if reward is None else f"{reward:.4g}", width="content")
     if hint := missing_hint(run.meta.source, "live"):  # a source that is only written now and then
         st.caption(escape_md(i18n.hint(run.meta.source, "live", hint, lang)))
     if run.status == "stale":

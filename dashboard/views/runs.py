@@ -5,7 +5,7 @@ import streamlit as st
 from collectors.sources import reader_problems
 from dashboard import data, ui
 from dashboard.diagnosis import i18n
-from dashboard.text import escape_md, fmt_time, health_label
+from dashboard.text import escape_md, health_label, phase_text, update_cell
 
 MAX_JUDGED = 50  # runs whose diagnosis the table computes; more would make the landing page slow
 
@@ -24,8 +24,9 @@ if not len(table):
 
 c1, c2, c3 = st.columns([2, 1, 1])
 name_filter = c1.text_input(t("filter_name"), "")
-status_filter = c2.multiselect(t("col_status"), sorted(table["status"].unique()), format_func=ui.status_word)
-source_filter = c3.multiselect(t("col_source"), sorted(table["source"].unique()))
+status_filter = c2.multiselect(t("col_status"), sorted(table["status"].unique()), format_func=ui.status_word,
+                               placeholder=t("choose_options"))
+source_filter = c3.multiselect(t("col_source"), sorted(table["source"].unique()), placeholder=t("choose_options"))
 
 shown = table
 if name_filter:
@@ -35,12 +36,18 @@ if status_filter:
 if source_filter:
     shown = shown[shown["source"].isin(source_filter)]
 
+def status_cell(status: str, phase) -> str:
+    """'running · supervised warm start ...: step 300 of at most 2000 (15%)' for a run before its first step."""
+    shown = phase_text(phase, ui.lang()) if status == "running" else None
+    return ui.status_word(status) + (f" · {shown[0]}" if shown else "")
+
+
 # the diagnosis' verdict, each run opened through its key as a URL would be (a refused one is never read)
 judged = [data.health(k) if i < MAX_JUDGED else data.Health(None) for i, k in enumerate(shown["key"])]
 view = shown.assign(health=[health_label(h, s, ui.lang()) for h, s in zip(judged, shown["status"], strict=True)],
-                    last_update=[fmt_time(u) for u in shown["last_update"]],
-                    status=[ui.status_word(s) for s in shown["status"]],
-                    error=[i18n.path_text(e, ui.lang()) if isinstance(e, str) else e for e in shown["error"]])
+                    last_update=[update_cell(u, lang=ui.lang()) for u in shown["last_update"]],
+                    status=[status_cell(s, p) for s, p in zip(shown["status"], shown["phase"], strict=True)],
+                    error=[i18n.path_text(e, ui.lang()) if isinstance(e, str) else "" for e in shown["error"]])
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
              column_config={"name": t("col_name"), "source": t("col_source"), "status": t("col_status"),
