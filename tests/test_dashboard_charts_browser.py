@@ -22,6 +22,7 @@ from browser_fixtures import (  # noqa: F401 - fixtures are looked up by name
     sync_api,
     wait_rendered,
 )
+from zh_words import english_left
 
 from collectors import open_run
 from dashboard.charts import CHECKLIST
@@ -186,20 +187,6 @@ def test_runs_path_serves_the_runs_page(server, page):
     page.get_by_test_id("stDataFrame").first.wait_for(timeout=RENDER_TIMEOUT_MS)
 
 
-# English the Chinese pages keep: the field's terms the notes write in English (grpo-notes.zh.txt), tool and
-# format names, the language switch's own names. Ids (metric keys, rule ids, config keys, run keys: a '/', '_'
-# or '.' inside) and the runs' names are left out before the check.
-NOTES_TERMS = {
-    "reward", "rewards", "advantage", "advantages", "ratio", "group", "groups", "rollout", "rollouts", "verifier",
-    "old", "log-prob", "log-probs", "clip", "fraction", "clipfrac", "entropy", "epoch", "epochs", "kl", "loss",
-    "policy", "eval", "prompt", "prompts", "completion", "completions", "token", "tokens", "batch", "std", "mean",
-    "pass", "rate", "lr", "grpo", "ppo", "optimizer", "step", "minibatch", "warm-up", "nats", "mann-kendall",
-    "theil-sen", "ci", "bf16", "fp16", "fp32", "vllm", "verl", "trl", "openrlhf", "mode", "collapse", "on-policy",
-    "sequence-level", "stale", "staleness", "grad", "norm", "ema", "markdown", "html", "language", "english", "utc",
-    "estimator", "beta", "actor", "trainer", "reference", "autocast", "cuda", "low", "high", "tau", "nan", "inf",
-    "clip-higher", "max", "min", "hacking", "scale", "mask", "sign", "detached", "curriculum", "adapter",
-    "checkpoint", "base", "model", "raw", "engine", "objective", "response", "sequence", "zero-variance", "eps",
-}
 ZH_PAGES = ["/", "/checklist", "/diagnosis", "/samples", "/config", "/live"]
 
 TEXT_JS = """() => {
@@ -214,20 +201,14 @@ TEXT_JS = """() => {
   };
   walk(document);
   document.querySelectorAll('[data-testid=stPlotlyChart] svg text').forEach(t => out.push(t.textContent));
+  // what innerText leaves out: the widgets' placeholders (Streamlit's own "Choose options") and the cells of
+  // the tables, which draw on a canvas and are read from the grid's accessible table (an empty cell: "None")
+  document.querySelectorAll('[data-testid=stMain] input[placeholder], [data-testid=stMain] textarea[placeholder]')
+    .forEach(e => out.push(e.getAttribute('placeholder')));
+  document.querySelectorAll('[data-testid=stDataFrame] [role=gridcell], [data-testid=stDataFrame] [role=columnheader]')
+    .forEach(e => out.push(e.textContent));
   return out.join('\\n');
 }"""
-
-
-def english_left(text: str, names: set[str]) -> list[str]:
-    """The English words of `text` that are no id, no run name and no term the notes keep in English."""
-    out = []
-    for w in re.findall(r"(?<![A-Za-z0-9_./])[A-Za-z][A-Za-z0-9_./'\-]*", text):
-        w = w.strip(".'-")
-        if not w or re.search(r"[/_.\d]", w) or w in names or len(w) == 1:
-            continue  # an id, a name, a hash or a number, a variable (G, p)
-        if w.lower() not in NOTES_TERMS and not all(p.lower() in NOTES_TERMS for p in w.split("-")):
-            out.append(w)
-    return out
 
 
 def test_chinese_pages_have_no_english_but_ids_names_and_the_notes_terms(server, browser):

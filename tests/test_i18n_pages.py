@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_i18n import _strings, rule_sources
+from zh_words import english_left
 
 from collectors import open_run
 from collectors.sources import SOURCES, _load_readers
@@ -55,6 +56,39 @@ def test_every_not_judged_reason_in_the_source_is_translated():
     assert len(found) >= 15
     bad = [(f, t) for f, t in found if not i18n.has_reason_text(t, "zh")]
     assert not bad, f"reasons without a Chinese pattern in zh.NOT_JUDGED (file, text): {bad}"
+
+
+def answers_in_source() -> list[tuple[str, str]]:
+    """(file, text) for every answer text the configuration questions' readers can give (what a reader function
+    returns, a dict's values, the parts it joins), its placeholders as "1"."""
+    out = set()
+    for path in sorted((REPO / "dashboard" / "diagnosis" / "rules" / "config_questions").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            assigned: dict[str, list[ast.AST]] = {}
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Assign):
+                    for t in n.targets:
+                        if isinstance(t, ast.Name):
+                            assigned.setdefault(t.id, []).append(n.value)
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Return) and n.value is not None:
+                    out |= {(path.name, s) for s in _strings(n.value, assigned)}
+                elif isinstance(n, ast.Dict):
+                    out |= {(path.name, s) for v in n.values for s in _strings(v, assigned)}
+                elif isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "join":
+                    out |= {(path.name, s) for a in n.args if isinstance(a, (ast.List, ast.Tuple))
+                            for e in a.elts for s in _strings(e, assigned)}
+    return sorted(out)
+
+
+def test_every_configuration_answer_in_the_source_reads_in_chinese():
+    """The rarer answers too (OpenRLHF's and verl's, a threshold, an unknown number of steps): in Chinese, English
+    left only in config keys and values and the notes' own terms."""
+    found = answers_in_source()
+    assert len(found) >= 50  # the scan does see the readers
+    bad = {(f, t): left for f, t in found if (left := english_left(i18n.answer_text(t, "zh"), set()))}
+    assert not bad, "\n".join(f"{f}: {t!r} -> {i18n.answer_text(t, 'zh')!r}: {w}" for (f, t), w in bad.items())
 
 
 def our_runs() -> list[Path]:
