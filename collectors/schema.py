@@ -57,12 +57,21 @@ METRICS: dict[str, str] = {
     "policy/rollout_logprob_abs_diff_max": "largest |log p rollout - log p train| on one token of the step",
     "policy/rollout_prob_abs_diff": "mean |p rollout - p train| on the same tokens (probabilities, as verl logs it)",
     "policy/rollout_prob_abs_diff_max": "largest |p rollout - p train| on one token of the step",
-    "policy/rollout_is_ratio_mean": "mean train/rollout probability ratio before any truncation or masking (1: no mismatch)",
-    "policy/rollout_is_ratio_min": "smallest train/rollout probability ratio of the step (token or sequence, as configured)",
-    "policy/rollout_is_ratio_max": "largest train/rollout probability ratio of the step (token or sequence, as configured)",
-    "policy/rollout_is_weight_mean": "mean rollout-correction weight the loss used (after truncation, masked ones as 0)",
-    "policy/rollout_is_masked_frac": "fraction of tokens (or sequences) the rollout correction truncated or masked",
+    "policy/rollout_is_ratio_mean": "mean per-token train/rollout probability ratio before any truncation or masking (1: no mismatch)",
+    "policy/rollout_is_ratio_min": "smallest per-token train/rollout probability ratio of the step, before the correction",
+    "policy/rollout_is_ratio_max": "largest per-token train/rollout probability ratio of the step, before the correction",
+    "policy/rollout_is_weight_mean": "mean per-token rollout-correction weight the loss used (after truncation, masked ones as 0)",
+    "policy/rollout_is_masked_frac": "fraction of completion tokens the rollout correction truncated or masked (a masked sequence counts all its tokens)",
     "completions/terminated_len_mean": "mean length of the completions that ended with an end token (0 when none did)",
+    # Sequence level: one ratio per response, the product of its token ratios (exp of the summed log gaps), so a
+    # per-token gap d moves it by about exp(d x length); never mixed into the per-token columns above.
+    "policy/rollout_is_seq_ratio_mean": "mean per-sequence train/rollout ratio (product of the response's token ratios) before any correction",
+    "policy/rollout_is_seq_ratio_min": "smallest per-sequence train/rollout ratio (product of token ratios) of the step, before the correction",
+    "policy/rollout_is_seq_ratio_max": "largest per-sequence train/rollout ratio (product of token ratios) of the step, before the correction",
+    "policy/rollout_is_seq_weight_mean": "mean per-sequence rollout-correction weight the loss used (product of token ratios, after truncation, masked ones as 0)",
+    "policy/rollout_is_seq_masked_frac": "fraction of responses whose product ratio the rollout correction truncated or masked",
+    "policy/rollout_kl": "per-token estimate of KL(rollout || train) on the tokens the rollout sampled (k1 or k3 estimator; 0: no mismatch)",
+    "policy/rollout_exp_logprob_abs_diff": "mean over tokens of exp(|log p rollout - log p train|) (1: no mismatch; at least 1 + the mean absolute gap)",
 }
 
 # One row per sampled response: column -> (arrow type name, meaning).

@@ -118,8 +118,8 @@ def broadcast_parameters(module: torch.nn.Module, world: World) -> None:
 # the rank's completion tokens, weighted by them.
 SUMMED = {"loss/policy", "loss/kl", "loss/total"}  # each rank's share of the minibatch loss
 MAXED = {"policy/ratio_max", "policy/ratio_first_step_max_dev", "perf/step_s", "policy/rollout_is_ratio_max",
-         "policy/rollout_logprob_abs_diff_max", "policy/rollout_prob_abs_diff_max"}
-MINNED = {"policy/rollout_is_ratio_min"}
+         "policy/rollout_is_seq_ratio_max", "policy/rollout_logprob_abs_diff_max", "policy/rollout_prob_abs_diff_max"}
+MINNED = {"policy/rollout_is_ratio_min", "policy/rollout_is_seq_ratio_min"}
 SHARED = {"optim/grad_norm", "optim/lr", "policy/kl_coef"}  # after the gradient sum, or config: equal on every rank
 
 

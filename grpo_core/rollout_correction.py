@@ -11,7 +11,7 @@ sequence_truncate, sequence_mask; verl calls them rollout_is token/sequence with
 
 Each function: old_logp, rollout_logp [B, N], mask [B, N] bool, lo, hi floats -> (weights [B, N], 0 off
 mask; {policy/rollout_is_*: 0-d tensor}). The statistics are over the units the weight is made of: tokens
-for the token modes, responses for the sequence modes.
+for the token modes (policy/rollout_is_*), responses for the sequence modes (policy/rollout_is_seq_*).
 """
 
 from __future__ import annotations
@@ -40,8 +40,13 @@ def masked(ratio: torch.Tensor, lo: float, hi: float) -> torch.Tensor:
     return torch.where((ratio < lo) | (ratio > hi), 0.0, ratio)
 
 
+# Column prefixes per unit: a response's ratio is a product of token ratios and has its own columns (its
+# yardstick grows with the response's length; collectors/schema.py).
+TOKEN_STATS, SEQUENCE_STATS = "policy/rollout_is_", "policy/rollout_is_seq_"
+
+
 def correction_stats(ratio: torch.Tensor, weight: torch.Tensor, on: torch.Tensor, lo: float,
-                     hi: float) -> dict[str, torch.Tensor]:
+                     hi: float, prefix: str = TOKEN_STATS) -> dict[str, torch.Tensor]:
     """ratio, weight, on: one value per unit (token [B, N] or response [B, 1]); on: bool, the units that count.
 
     ratio_* describe pi_old / pi_rollout before the correction touched it; weight_mean is what the loss
@@ -50,11 +55,11 @@ def correction_stats(ratio: torch.Tensor, weight: torch.Tensor, on: torch.Tensor
     n = on.sum().clamp(min=1)
     outside = ((ratio < lo) | (ratio > hi)) & on
     return {
-        "policy/rollout_is_ratio_mean": (ratio * on).sum() / n,
-        "policy/rollout_is_ratio_min": torch.where(on, ratio, float("inf")).min(),
-        "policy/rollout_is_ratio_max": torch.where(on, ratio, float("-inf")).max(),
-        "policy/rollout_is_weight_mean": (weight * on).sum() / n,
-        "policy/rollout_is_masked_frac": outside.sum() / n,
+        prefix + "ratio_mean": (ratio * on).sum() / n,
+        prefix + "ratio_min": torch.where(on, ratio, float("inf")).min(),
+        prefix + "ratio_max": torch.where(on, ratio, float("-inf")).max(),
+        prefix + "weight_mean": (weight * on).sum() / n,
+        prefix + "masked_frac": outside.sum() / n,
     }
 
 
@@ -67,7 +72,8 @@ def token_level(treat, old_logp, rollout_logp, mask, lo: float, hi: float):
 def sequence_level(treat, old_logp, rollout_logp, mask, lo: float, hi: float):
     ratio = torch.exp(sequence_log_weight(old_logp, rollout_logp, mask)).detach()  # [B, 1]
     weight = treat(ratio, lo, hi)
-    return weight * mask, correction_stats(ratio, weight, mask.bool().any(1, keepdim=True), lo, hi)
+    return weight * mask, correction_stats(ratio, weight, mask.bool().any(1, keepdim=True), lo, hi,
+                                           SEQUENCE_STATS)
 
 
 @ROLLOUT_CORRECTIONS.register("token_truncate")

@@ -17,8 +17,6 @@ from dashboard.diagnosis import diagnose
     # TRL 1.16 GRPOTrainer (_metrics keys), as transformers' loggers prefix them or not
     ("sampling/sampling_logp_difference/max", "policy/rollout_logprob_abs_diff_max"),
     ("train/sampling/sampling_logp_difference/mean", "policy/rollout_logprob_abs_diff"),
-    # logged after TRL's clamp / mask: the weight the loss used, not the raw ratio
-    ("sampling/importance_sampling_ratio/mean", "policy/rollout_is_weight_mean"),
     ("completions/mean_terminated_length", "completions/terminated_len_mean"),
     ("train/completions/mean_terminated_length", "completions/terminated_len_mean"),
     # verl with rollout.calculate_log_probs
@@ -30,6 +28,8 @@ def test_rollout_mismatch_and_terminated_length_keys_map_to_schema_names(key, ou
 
 
 @pytest.mark.parametrize("key", ["sampling/importance_sampling_ratio/min", "sampling/importance_sampling_ratio/max",
+                                 # its level follows the run's config (collectors/levels.py, tests/test_levels.py)
+                                 "sampling/importance_sampling_ratio/mean",
                                  "completions/min_terminated_length", "completions/max_terminated_length",
                                  "training/rollout_probs_diff_std"])
 def test_keys_without_a_faithful_twin_stay_under_their_own_name(key):

@@ -43,7 +43,9 @@ def test_hf_model_trains_two_steps_and_logs_every_column(tmp_path, family):
     assert result.status == "finished" and result.steps == 2
     r = load_run(result.run_dir)
     missing = [c for c in METRICS if c not in r.metrics.columns]
-    assert missing == [c for c in METRICS if c.startswith("policy/rollout_is_")]  # only with a correction on
+    # the correction's columns only with a correction on; a KL and exp-gap form only other frameworks log
+    assert missing == [c for c in METRICS if c.startswith("policy/rollout_is_")
+                       or c in ("policy/rollout_kl", "policy/rollout_exp_logprob_abs_diff")]
     assert (r.metrics["policy/ratio_first_step_max_dev"] < 1e-5).all()
     assert r.metrics["groups/zero_std_frac"].iloc[0] < 1
     assert len(r.samples()) == 2 * 16

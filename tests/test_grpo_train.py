@@ -98,7 +98,9 @@ def test_every_canonical_column_and_sample_row(tmp_path, cache):
     result, r = run(tmp_path, cache, steps=3)
     assert result.status == "finished" and r.meta.status == "finished" and r.problems == []
     missing = [c for c in METRICS if c not in r.metrics.columns]
-    assert missing == [c for c in METRICS if c.startswith("policy/rollout_is_")]  # only with a correction on
+    # the correction's columns only with a correction on; a KL and exp-gap form only other frameworks log
+    assert missing == [c for c in METRICS if c.startswith("policy/rollout_is_")
+                       or c in ("policy/rollout_kl", "policy/rollout_exp_logprob_abs_diff")]
     assert r.metrics["step"].tolist() == [0, 1, 2]
     assert r.metrics["eval/pass_rate"].notna().tolist() == [True, False, True]
     samples = r.samples()

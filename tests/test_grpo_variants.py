@@ -178,7 +178,8 @@ def test_rollout_correction_statistics_by_hand():
     old = torch.zeros(2, 3)
     rollout = -torch.tensor([[2, 0.5, 4], [1.5, 9, 9]]).log()
     mask = torch.tensor([[True, True, True], [True, False, False]])
-    stats = {n: {k.removeprefix("policy/rollout_is_"): v.item() for k, v in
+    # token modes log policy/rollout_is_*, sequence modes policy/rollout_is_seq_* (a product per response)
+    stats = {n: {k.removeprefix("policy/rollout_is_").removeprefix("seq_"): v.item() for k, v in
                  ROLLOUT_CORRECTIONS[n](old, rollout, mask, 0.6, 3.0)[1].items()} for n in ROLLOUT_CORRECTIONS}
     # tokens 2, 0.5, 4, 1.5: mean 2, min 0.5, max 4; 0.5 and 4 lie outside -> 2 of 4
     # truncated weights 2, 0.6, 3, 1.5 -> mean 1.775; masked 2, 0, 0, 1.5 -> 0.875
@@ -190,6 +191,9 @@ def test_rollout_correction_statistics_by_hand():
     seq = {"ratio_mean": 2.75, "ratio_min": 1.5, "ratio_max": 4.0, "masked_frac": 0.5}
     assert stats["sequence_truncate"] == pytest.approx({**seq, "weight_mean": 2.25})
     assert stats["sequence_mask"] == pytest.approx({**seq, "weight_mean": 0.75})
+    assert set(ROLLOUT_CORRECTIONS["sequence_mask"](old, rollout, mask, 0.6, 3.0)[1]) == {
+        "policy/rollout_is_seq_ratio_mean", "policy/rollout_is_seq_ratio_min", "policy/rollout_is_seq_ratio_max",
+        "policy/rollout_is_seq_weight_mean", "policy/rollout_is_seq_masked_frac"}
 
 
 def test_rollout_logprob_gap_by_hand():
