@@ -60,6 +60,9 @@ LABELS: dict[str, str] = {
     "report_title": "grposcope diagnosis",
     "report_head": "source {source} · {status} · {steps} logged steps (last {last})",
     "report_examples": "Examples from the samples (model output, as plain text)",
+    "report_charts": ("No charts here (GitHub draws no scripts and keeps no files beside a pasted report): each "
+                      "evidence line has a sparkline of its metric, with its lowest and highest value. The charts are "
+                      "in the HTML report (grpo-diagnose RUN --format html) and on the dashboard's Diagnosis page."),
     "report_footer": "Made by grposcope from the run's own metrics, samples and config.",
     # the dashboard's pages (dashboard/app.py, ui.py, views/); page names in links are lower case
     "page_runs": "Runs",

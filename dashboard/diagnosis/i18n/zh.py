@@ -235,6 +235,8 @@ LABELS: dict[str, str] = {
     "report_title": "grposcope 诊断",
     "report_head": "来源 {source} · {status} · 记录了 {steps} 步（最后一步 {last}）",
     "report_examples": "样本中的例子（模型输出，按纯文本）",
+    "report_charts": ("这里没有图表（GitHub 不运行脚本，粘贴的报告旁边也放不了文件）：每条证据下面有其指标的迷你折线，"
+                      "附最低值和最高值。图表见 HTML 报告（grpo-diagnose 训练目录 --format html）和仪表盘的诊断页。"),
     "report_footer": "由 grposcope 根据这次训练自己的指标、样本和配置生成。",
     # 看板的页面（dashboard/app.py、ui.py、views/）；链接里的页面名
     "page_runs": "训练列表",
