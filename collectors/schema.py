@@ -69,7 +69,7 @@ METRICS: dict[str, str] = {
     "policy/rollout_is_seq_ratio_min": "smallest per-sequence train/rollout ratio (product of token ratios) of the step, before the correction",
     "policy/rollout_is_seq_ratio_max": "largest per-sequence train/rollout ratio (product of token ratios) of the step, before the correction",
     "policy/rollout_is_seq_weight_mean": "mean per-sequence rollout-correction weight the loss used (product of token ratios, after truncation, masked ones as 0)",
-    "policy/rollout_is_seq_masked_frac": "fraction of responses whose product ratio the rollout correction truncated or masked",
+    "policy/rollout_is_seq_masked_frac": "fraction of responses the rollout correction truncated or masked whole (sequence modes)",
     "policy/rollout_kl": "per-token estimate of KL(rollout || train) on the tokens the rollout sampled (k1 or k3 estimator; 0: no mismatch)",
     "policy/rollout_exp_logprob_abs_diff": "mean over tokens of exp(|log p rollout - log p train|) (1: no mismatch; at least 1 + the mean absolute gap)",
 }

@@ -8,14 +8,18 @@ it logs:
   gradient_accumulation_steps): the first optimizer step of each batch is on-policy, so its clip fraction must
   be 0 (ratio 1 clips nothing); a clip fraction there is a mismatch. Which steps are first comes from the
   run's config; judged only when every step is logged (logging_steps = 1), since TRL averages between logs.
-- TRL with vLLM: `sampling/sampling_logp_difference/mean` (our policy/rollout_logprob_abs_diff) and
-  `sampling/importance_sampling_ratio/mean` (policy/rollout_is_weight_mean: TRL logs it after its correction);
-  verl: `training/rollout_probs_diff_mean` (policy/rollout_prob_abs_diff) when it is logged; our trainer with a
-  rollout correction: policy/rollout_is_ratio_mean. Each is measured where the trainer's log-probs are taken
-  for the batch the engine just sampled, before any update on it: every logged value is a first-step value.
-  These compare the serving engine with the trainer; TRL and verl correct small gaps, so only a gap far above
-  bf16 numerics is reported, as a warning. The per-token max of the gap is evidence, never an alarm on its own:
-  one rare token in a batch differs by nats under plain bf16. OpenRLHF with --enable_vllm_is_correction logs
+- A serving engine's gap to the trainer, each measure on its own yardstick (collectors/schema.py keeps one
+  meaning per column): per token, the mean |log p rollout - log p train| (TRL's sampling_logp_difference, slime's
+  train_rollout_logprob_abs_diff), the IS ratio or weight (NeMo-RL's sampling_importance_ratio, slime's tis,
+  TRL's in its token modes, ours), verl's probability gap, NeMo-RL's exp-gap (token_mult_prob_error) and a
+  KL(rollout || train) estimate (NeMo-RL's gen_kl_error, prime-rl's mismatch_kl, ms-swift's k3_kl, AReaL's
+  behave_approx_kl negated); per response, a product of token ratios (TRL's sequence modes, ours), judged by the
+  per-token gap it implies over the mean response length; and over time, a per-token gap that keeps
+  growing, which numerics at fixed weights cannot do (rules/engine_gap.py). Each is measured where the trainer's log-probs are
+  taken for the batch the engine just sampled, before any update on it: every logged value is a first-step value.
+  These frameworks correct small gaps, so only a gap far above bf16 numerics is reported, as a warning. The
+  per-token max of the gap is evidence, never an alarm on its own: one rare token in a batch differs by nats
+  under plain bf16. OpenRLHF with --enable_vllm_is_correction logs
   `vllm_kl`, the mean of log p rollout - log p old on the tokens vLLM sampled: a k1 estimate of KL(vLLM ||
   trainer), judged on the same yardstick (a gap of ENGINE_LOGP_DIFF nats on every token is a KL of about half
   its square).
@@ -45,6 +49,17 @@ from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.rules.engine_gap import (
+    EXP_GAP,
+    IS_RATIO,
+    LOGPROB_DIFF,
+    PROB_DIFF,
+    ROLLOUT_KL,
+    VLLM_KL,
+    engine_gap,
+    implied_token_gap,
+    vllm_kl,
+)
 
 # First-step ratio. Recomputing old log-probs with the training model in the same precision gives |r-1|
 # ~1e-6 (fp32 round-off); a bf16 rollout pass against fp32 training gives per-token deviations of
@@ -52,27 +67,9 @@ from dashboard.diagnosis.registry import rule
 # orders of magnitude above the first and below the second.
 FIRST_STEP_MAX_DEV = 0.01
 FIRST_STEP_MEAN_DEV = 0.01  # |mean ratio - 1| on the first minibatch
-LOGPROB_DIFF = 1e-3  # mean |log p rollout - log p train|: fp32 vs fp32 is ~1e-7
 # A clip fraction on on-policy steps: ratio 1 clips nothing, and fp noise (|r - 1| ~ 1e-3) never reaches the
 # clip range (0.2); so any clip there is a mismatch. Half of the first steps with some clipping, and 3 of them.
 CLIP_ON_POLICY_SHARE, MIN_FIRST_STEPS = 0.5, 3
-# Serving vs training: bf16 engines differ from the trainer by ~1e-2 nats per token on average; 0.1 nats (a
-# 10% probability ratio on the average token) is beyond numerics: wrong weights synced, another tokenizer or
-# template. The IS ratio's mean then leaves 1 by more than 0.05. verl's mean probability gap is ~0.003 for a bf16
-# vLLM rollout and ~0.012 for FP8 (reported by verl users); 10x bf16, 0.03, is beyond a precision choice.
-ENGINE_LOGP_DIFF, ENGINE_IS_DEV, ENGINE_PROB_DIFF = 0.1, 0.05, 0.03
-# The raw ratio's mean when a run logs it (ours), else the correction weight's (TRL logs the ratio after its
-# clamp, or with masked tokens as 0: a mean well below 1 then also says much was masked, itself a mismatch).
-IS_RATIO = ("policy/rollout_is_ratio_mean", "policy/rollout_is_weight_mean")
-PROB_DIFF = ("policy/rollout_prob_abs_diff",)
-# (column names, bound, what it measures, judged as |x - 1|?)
-ENGINE_GAPS = ((("policy/rollout_logprob_abs_diff",), ENGINE_LOGP_DIFF, "mean |log p rollout - log p train|", False),
-               (IS_RATIO, ENGINE_IS_DEV, "|mean IS ratio - 1|", True),
-               (PROB_DIFF, ENGINE_PROB_DIFF, "mean |p rollout - p train|", False))
-# vllm_kl (OpenRLHF): k1 estimate of KL(vLLM || trainer) ~ E[gap^2] / 2 for small gaps; ENGINE_LOGP_DIFF on every
-# token is 0.005 nats, and a heavy-tailed gap of the same mean has a larger square: 0.01 is beyond that.
-ENGINE_KL = 0.01
-VLLM_KL = ("vllm_kl", "train/vllm_kl")
 LOGPROBS_DIFF = ("logprobs_diff", "train/logprobs_diff")
 # TRL's step 1 (on-policy): ratio 1 clips nothing; above half a percent of the tokens is no rare-token round-off.
 CLIP_STEP_ONE = 0.005
@@ -90,10 +87,6 @@ CLIP_PAIRS = (("eps_clip_low_high",), ("clip_ratio_low", "clip_ratio_high"), ("a
               ("epsilon", "epsilon_high"))
 CLIP_SINGLE = ("eps_clip", "clip_ratio", "cliprange", "epsilon")
 TRL_SOURCES = ("trl", "trl-console")
-# per-token extremes shown beside a gap: (column, what it is)
-GAP_EXTREMES = (("policy/rollout_logprob_abs_diff_max", "largest |log p rollout - log p train| on one token"),
-                ("policy/rollout_prob_abs_diff_max", "largest |p rollout - p train| on one token"),
-                ("policy/rollout_is_ratio_min", "smallest IS ratio"), ("policy/rollout_is_ratio_max", "largest IS ratio"))
 
 
 def on_policy_steps(d: RunData) -> tuple[np.ndarray, str] | None:
@@ -130,30 +123,6 @@ def _trl_first_steps(d: RunData) -> list:
     return [evidence("policy/clipfrac", float(np.median(first)), 0.0, f"median over {len(first)} on-policy steps",
                      f"the clip fraction is above 0 on {fmt(100 * share)}% of the {len(first)} first optimizer steps "
                      f"of a generation batch ({how}), where the policy still equals the one that sampled")]
-
-
-def _engine_gap(d: RunData) -> list:
-    """[evidence] when a serving engine's log-probs are far from the trainer's (TRL+vLLM, verl, ours), with the
-    value at the first logged step and the per-token extremes beside it."""
-    out = []
-    for names, bound, stat, dev in ENGINE_GAPS:
-        name = next((n for n in names if d.dense(n) is not None), None)
-        if name is None:
-            continue
-        steps, x = d.dense(name)
-        gap = np.abs(x - 1.0) if dev else x
-        v = float(np.median(gap))
-        if v > bound:
-            out.append(evidence(name, v, bound, "median over logged steps",
-                                f"{stat}: median {fmt(v)} > {bound:g}, beyond bf16 numerics (at the first logged "
-                                f"step {int(steps[0])}: {fmt(float(gap[0]))})"))
-    if out:
-        for name, what in GAP_EXTREMES:
-            x = d.dense(name)
-            if x is not None and len(x[1]):
-                v = float(np.median(x[1]))
-                out.append(evidence(name, v, None, "median over logged steps", f"{what}: median {fmt(v)}"))
-    return out
 
 
 @rule("first_step_ratio", "first-step ratio away from 1 (old log-prob / precision mismatch)", "first_step_ratio")
@@ -302,21 +271,6 @@ def warmup_judged(d: RunData) -> tuple[np.ndarray, np.ndarray, float, str] | Non
     return lr_steps, lrs, ref, how
 
 
-def _vllm_kl(d: RunData) -> list:
-    """[evidence] when OpenRLHF's vllm_kl (k1 KL of vLLM's sampling to the trainer) is beyond ENGINE_KL."""
-    name = next((n for n in VLLM_KL if d.dense(n) is not None), None)
-    if name is None:
-        return []
-    steps, x = d.dense(name)
-    v = float(np.median(x))
-    if v <= ENGINE_KL:
-        return []
-    return [evidence(name, v, ENGINE_KL, "median over logged steps",
-                     f"{name} (log p vLLM - log p trainer on vLLM's tokens, a KL estimate): median {fmt(v)} > "
-                     f"{ENGINE_KL:g} nats, beyond bf16 numerics (at the first logged step {int(steps[0])}: "
-                     f"{fmt(float(x[0]))})")]
-
-
 def from_proxies(d: RunData):
     """The check for frameworks without our ratio: TRL's on-policy steps (step 1, and the first step of each
     generation batch; critical: ratio 1 clips nothing), a first step in warm-up clipping far more than its learning
@@ -325,13 +279,14 @@ def from_proxies(d: RunData):
     first = _trl_first_steps(d)
     one = trl_step_one(d)
     warm = warmup_first_step(d)
-    gap = _engine_gap(d) + _vllm_kl(d)
+    gap = engine_gap(d) + vllm_kl(d)
     if not (first or one or warm or gap):
         known = (on_policy_steps(d) is not None or (is_trl(d) and _first(d, ("policy/clipfrac",)) is not None)
                  or (warmup_judged(d) is not None and any(d.dense(n) is not None for n in
                                                           ("policy/clipfrac", "policy/approx_kl_old")))
                  or any(d.dense(n) is not None for n in ("policy/rollout_logprob_abs_diff", *IS_RATIO, *PROB_DIFF,
-                                                         *VLLM_KL)))
+                                                         *EXP_GAP, *ROLLOUT_KL, *VLLM_KL))
+                 or implied_token_gap(d) is not None)
         if known:
             return []
         return NotJudged("first_step_ratio", "neither policy/ratio_first_step nor a framework's stand-in (TRL's clip "
