@@ -3,8 +3,9 @@ HTML file (every chart inline with Plotly's JavaScript, no network: it opens off
 in, text out; no streamlit. Used by `grpo-diagnose --format markdown|html` and the Diagnosis page's buttons.
 
 A report holds, per run, what the Diagnosis page shows: the verdict, the findings with their severity, their
-evidence (HTML: each with the chart of the metric it names; Markdown: a one-line sparkline of it, since GitHub
-draws no scripts), the checks to make first, the rules that could not judge, and the five configuration
+evidence (HTML: each with the chart of the metric it names; Markdown: a one-line sparkline of it, and a sentence
+saying where the charts are: a report pasted into a GitHub issue keeps no files beside it, and GitHub draws no
+scripts), the checks to make first, the rules that could not judge, and the five configuration
 questions; all in the chosen language. Model output (examples) is escaped as text, never rendered.
 """
 
@@ -108,7 +109,7 @@ def _md_code(text: str) -> str:
 
 def markdown(items: list[Item], lang: str = "en") -> str:
     """The report of one or more runs as GitHub Markdown."""
-    parts = [f"# {md(label('report_title', lang))}", ""]
+    parts = [f"# {md(label('report_title', lang))}", "", f"*{md(label('report_charts', lang))}*", ""]
     for item in items:
         parts += _md_run(item, lang)
     parts.append(f"<sub>{md(label('report_footer', lang))}</sub>")

@@ -88,3 +88,53 @@ def test_grpo_diagnose_format_markdown_and_html(capsys):
     assert main([str(RUN), "--format", "html", "--lang", "zh"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("<!DOCTYPE html>") and "grposcope 诊断" in out
+
+
+# What GitHub keeps of raw HTML in Markdown that the report uses (its sanitizer's allowlist holds these); every other
+# tag must be one cmark-gfm makes from Markdown itself.
+GFM_TAGS = {"h1", "h2", "h3", "p", "strong", "em", "code", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th",
+            "td", "pre", "sub", "details", "summary", "a"}
+
+
+def rendered(md: str) -> tuple[str, str]:
+    """The report as GitHub renders it (cmark-gfm, GitHub's own Markdown library, with its extensions): the HTML
+    and its text."""
+    import html as html_lib
+
+    import cmarkgfm  # the dev extra's
+    from cmarkgfm.cmark import Options
+
+    out = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    return out, html_lib.unescape(re.sub(r"<[^>]+>", "", out))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_markdown_renders_on_github(item, lang):
+    """Headings, the five questions as a table, every title, evidence line and answer as the reader's text (no
+    escape left showing), no raw HTML GitHub strips, and the sentence saying where the charts are."""
+    from dashboard.diagnosis import i18n
+    from dashboard.diagnosis.i18n import label
+
+    d = i18n.localise(item.diagnosis, lang)
+    out, text = rendered(report.markdown([item], lang))
+    assert set(re.findall(r"<(\w+)", out)) <= GFM_TAGS, set(re.findall(r"<(\w+)", out)) - GFM_TAGS
+    assert out.count("<h1>") == 1 and out.count("<h2>") == 1
+    assert out.count("<h3>") == len(d.findings) + 1  # each finding, and the five questions
+    table = re.search(r"<table>.*?</table>", out, flags=re.DOTALL).group()
+    assert table.count("<tr>") == 6 and table.count("<th>") == 4  # a header and the five answers, four columns
+    for a in d.config_answers:
+        assert f"<td>{a.answer}</td>".replace("&", "&amp;") in table.replace("&#39;", "'").replace("&quot;", '"')
+    assert "\\" not in text  # every escape consumed: sample_runs/lr_too_high reads as it is written
+    for f in d.findings:
+        assert f.title in text
+        for ev in f.evidence:
+            assert i18n.evidence_text(ev.text, lang) in text
+    assert label("report_charts", lang) in text
+    assert "sample_runs/lr_too_high" in text
+
+
+def test_markdown_with_markup_in_names_renders_as_text_on_github(item):
+    evil = "<img src=x onerror=alert(1)> **bold** | cell ![pic](http://example.com/x.png)"
+    out, text = rendered(report.markdown([report.Item(evil, item.diagnosis, item.run)], "en"))
+    assert "<img" not in out and "<strong>bold" not in out
+    assert evil in text  # shown as written
