@@ -123,26 +123,30 @@ class _Columns:
 
 
 class MetricsTable:
-    """Accumulates metric chunks into one frame: one row per step, the last write of a step wins.
+    """Accumulates metric chunks into one frame: one row per step; of a column, the last value a step was given.
 
-    Each chunk has a `step` column and a `_seq` column that orders writes (a part number, a line number);
-    among rows with the same step the highest `_seq` wins. Appending steps past the current last step
-    (the live case) costs the size of the chunk; anything else (a resume, a restart, steps out of order)
-    rebuilds the table with a stable sort and a dedup.
+    Each chunk has a `step` column and a `_seq` column that orders writes (a part number, a line number; a chunk
+    without one comes after every chunk before it); among rows with the same step, each column keeps its value
+    from the row with the highest `_seq` that has one: a step whose keys arrive in two refreshes (TensorBoard and
+    wandb flush a step's scalars one by one) is one row with all of them, and a null never erases a value.
+    Appending steps past the current last step (the live case) costs the size of the chunk; anything else (a
+    resume, a restart, steps out of order, the rest of a step) rebuilds the table with a stable sort.
     """
 
     def __init__(self) -> None:
         self._cols = _Columns()
         self._cols.append(pd.DataFrame({"step": pd.Series(dtype="int64"), SEQ_COLUMN: pd.Series(dtype="int64")}))
         self._public: pd.DataFrame | None = None
-        self.duplicate_steps: list[int] = []  # steps written more than once, seen at the last rebuild
+        self.duplicate_steps: list[int] = []  # steps with a column written twice, seen at the last rebuild
+        self._next_seq = 0  # the _seq a chunk without one starts at: after every row appended so far
 
     def append(self, chunk: pd.DataFrame) -> int:
         """Merge a chunk in; return the number of rows it holds."""
         if not len(chunk):
             return 0
         if SEQ_COLUMN not in chunk:
-            chunk = chunk.assign(**{SEQ_COLUMN: np.arange(len(chunk))})
+            chunk = chunk.assign(**{SEQ_COLUMN: np.arange(self._next_seq, self._next_seq + len(chunk))})
+        self._next_seq = max(self._next_seq, int(chunk[SEQ_COLUMN].max()) + 1)
         steps = chunk["step"].to_numpy()
         last = self._cols.cols["step"][self._cols.n - 1] if self._cols.n else None
         in_order = len(steps) < 2 or bool(np.all(np.diff(steps) > 0))
@@ -157,10 +161,19 @@ class MetricsTable:
         current = self._cols.frame(list(self._cols.cols))
         merged = pd.concat([current, chunk], ignore_index=True, sort=False)
         merged = merged.sort_values(["step", SEQ_COLUMN], kind="stable")
-        dup = merged["step"].duplicated(keep="last")
-        self.duplicate_steps = sorted(set(merged.loc[dup, "step"].tolist()))
+        repeated = merged["step"].duplicated(keep=False)
+        if not repeated.any():
+            self.duplicate_steps = []
+        else:
+            # a step written twice is a duplicate only where one column got two values; keys of one step split
+            # over two writes are its parts
+            values = merged.loc[repeated].drop(columns=[SEQ_COLUMN])
+            counts = values.drop(columns=["step"]).notna().groupby(values["step"]).sum()
+            self.duplicate_steps = sorted(counts.index[(counts > 1).any(axis=1)].tolist())
+            # groupby.last takes each column's last non-null value in `_seq` order
+            merged = merged.groupby("step", sort=True, as_index=False).last()
         self._cols = _Columns()
-        self._cols.append(merged[~dup])
+        self._cols.append(merged)
 
     def reset(self) -> None:
         self.__init__()

@@ -40,6 +40,29 @@ def test_jsonl_duplicates_truncated_and_no_step(tmp_path):
     assert "line 4: no integer step" in msgs and "line 5: not valid JSON" in msgs and "log.jsonl" in msgs
 
 
+def test_a_step_whose_keys_come_on_two_lines_is_one_step_in_parts(tmp_path):
+    # train metrics, then eval metrics at the same step (a custom logger's two calls): no repeat, nothing lost,
+    # whether both lines are read at once or the second arrives with the next refresh
+    f = tmp_path / "log.jsonl"
+    f.write_text('{"step": 1, "reward": 0.1, "kl": 0.01}\n{"step": 2, "reward": 0.2}\n')
+    run = open_run(f)
+    assert run.problems == []
+    with f.open("a") as fh:
+        fh.write('{"step": 2, "kl": 0.02}\n{"step": 3, "reward": 0.3, "kl": 0.03}\n')
+    assert run.refresh() == 2
+    for r in (run, open_run(f)):
+        assert r.metrics["reward/mean"].tolist() == [0.1, 0.2, 0.3]
+        assert r.metrics["policy/kl_ref"].tolist() == [0.01, 0.02, 0.03]
+        assert r.problems == [], r.problems
+    # the same key of a step written again is a repeat: noted, its last write kept, the other key untouched
+    with f.open("a") as fh:
+        fh.write('{"step": 3, "kl": 0.04}\n')
+    run.refresh()
+    for r in (run, open_run(f)):
+        assert r.metrics["policy/kl_ref"].tolist() == [0.01, 0.02, 0.04] and r.metrics["reward/mean"].iloc[2] == 0.3
+        assert [p.message for p in r.problems] == ["1 step(s) logged more than once (3); the last write is kept"]
+
+
 def test_synonyms_counts_as_fraction_and_zero_columns_not_measured(tmp_path):
     f = tmp_path / "metrics.jsonl"
     rows = [{"step": s, "mean_reward": 0.5 * s, "avg_gen_tokens": 100 + s, "entropy": 0.0, "approx_kl": 0.0,

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -256,6 +257,20 @@ def test_duplicated_and_out_of_order_steps(tmp_path):
     assert run.metrics["step"].tolist() == [1, 2, 3, 4]
     assert run.metrics["reward/mean"].tolist() == [0.15, 0.2, 0.3, 0.4]  # the last write of step 1 wins
     assert str(run.problems[0]) == "metrics: 1 step(s) logged more than once (1); the last write is kept"
+
+
+def test_a_step_written_in_two_parts_keeps_both_and_is_no_repeat(tmp_path):
+    # MetricsTable, as TensorBoard and wandb readers feed it: a step's scalars in two chunks (two flushes), the
+    # second without a `_seq` of its own; each column keeps its value, and only a column written twice is a repeat
+    from collectors.run import MetricsTable
+
+    t = MetricsTable()
+    t.append(pd.DataFrame({"step": [1, 2], "reward/mean": [0.1, 0.2], "policy/kl_ref": [0.01, np.nan]}))
+    t.append(pd.DataFrame({"step": [2, 3], "policy/kl_ref": [0.02, 0.03], "reward/mean": [np.nan, 0.3]}))
+    assert t.frame()["policy/kl_ref"].tolist() == [0.01, 0.02, 0.03]
+    assert t.frame()["reward/mean"].tolist() == [0.1, 0.2, 0.3] and t.duplicate_steps == []
+    t.append(pd.DataFrame({"step": [2], "policy/kl_ref": [0.05]}))  # a later chunk: its write wins
+    assert t.frame()["policy/kl_ref"].tolist() == [0.01, 0.05, 0.03] and t.duplicate_steps == [2]
 
 
 def test_stray_file_in_metrics_is_reported(tmp_path):

@@ -130,7 +130,7 @@ class GenericRun(TextRun):
             if len(last):
                 self.meta.info["train_summary"] = last.iloc[-1].dropna().to_dict()
             frame = frame.drop(columns=summary)
-        self._note_repeats(frame["step"])
+        self._note_repeats(frame)
         return self._emit(frame, self.path.name, lines, nans)
 
     # -- formats ---------------------------------------------------------------------------------
@@ -244,16 +244,24 @@ class GenericRun(TextRun):
                                                    f"nested more than {MAX_ROW_DEPTH} levels deep; left out"))
         return self._rows(*records(rows), np.arange(1, len(rows) + 1))
 
-    def _note_repeats(self, steps: pd.Series) -> None:
+    def _note_repeats(self, frame: pd.DataFrame) -> None:
+        """Note the steps where one key was logged twice (the last write is kept); a step whose keys come on
+        several lines (train metrics, then eval metrics at the same step) is one step in parts, not a repeat."""
         try:
-            steps = pd.to_numeric(steps, errors="coerce")
+            steps = pd.to_numeric(frame["step"], errors="coerce")
         except (OverflowError, TypeError, ValueError):  # an int of 400 digits among the steps: not checked
             return
-        steps = steps[np.isfinite(steps) & (steps.abs() < 2**63)].astype(np.int64)  # 1e400 is no step
-        dup = steps[steps.duplicated()]
-        if len(dup) and self.path.suffix != ".json":  # a log_history repeats a step for its eval and summary rows
-            shown = ", ".join(map(str, sorted(set(dup.tolist()))[:5]))
-            self._note(Problem(self.path.name, f"{dup.nunique()} step(s) logged more than once ({shown}); "
+        keep = np.isfinite(steps) & (steps.abs() < 2**63)  # 1e400 is no step
+        steps = steps[keep].astype(np.int64)
+        repeated = steps.duplicated(keep=False)
+        if not repeated.any() or self.path.suffix == ".json":  # a log_history repeats a step for its eval rows
+            return
+        values = frame.loc[keep].loc[repeated.to_numpy()].drop(columns=["step"])
+        twice = values.notna().groupby(steps[repeated].to_numpy()).sum()
+        dup = sorted(twice.index[(twice > 1).any(axis=1)].tolist())
+        if dup:
+            shown = ", ".join(map(str, dup[:5]))
+            self._note(Problem(self.path.name, f"{len(dup)} step(s) logged more than once ({shown}); "
                                                "the last write is kept"))
 
 

@@ -317,17 +317,11 @@ class TextRun(Run):
         return out
 
     def _merge_steps(self, named: pd.DataFrame, file: str) -> pd.DataFrame:
-        """Rows of one step become one (the later value of a column wins, nulls do not erase); a step the
-        table already holds keeps the values this block does not bring (the table replaces whole rows)."""
+        """Rows of one step become one (the later value of a column wins, nulls do not erase). A step the table
+        already holds is merged there the same way (MetricsTable): this block brings only what it read."""
         steps = named["step"]
         if steps.duplicated().any():
             named = named.groupby("step", sort=False, as_index=False).last()
-        known = self._table.frame()
-        if len(known) and len(named) and named["step"].min() <= known["step"].iloc[-1]:
-            old = known[known["step"].isin(named["step"])].drop(columns=["_seq"], errors="ignore")
-            if len(old):
-                named = named.set_index("step").combine_first(old.set_index("step")).reset_index()
-                named = named.sort_values("step", kind="stable")
         return named.reset_index(drop=True)
 
     def _track_zeros(self, chunk: pd.DataFrame, nan_at: dict, file: str) -> None:
