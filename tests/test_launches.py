@@ -49,8 +49,13 @@ def sweep(tmp_path):
     return logdir
 
 
+def _by_counter(names):
+    """Event file names in creation order: the writer's counter, the name's last field, as a number."""
+    return sorted(names, key=lambda n: int(n.rsplit(".", 1)[1]))
+
+
 def test_a_sweep_folder_opens_as_one_run_per_launch(sweep):
-    files = sorted(p.name for p in sweep.iterdir())
+    files = _by_counter(p.name for p in sweep.iterdir())
     with pytest.raises(RunError, match=r"holds 2 separate runs"):
         open_run(sweep)
     a, b = open_runs(sweep)
@@ -67,6 +72,17 @@ def test_a_sweep_folder_opens_as_one_run_per_launch(sweep):
     assert len(open_run(f"{sweep}#{b.meta.info['launch']}").metrics) == 10
     with pytest.raises(RunError, match="no launch 'nope' here; launches: "):
         open_run(f"{sweep}#nope")
+
+
+def test_writers_past_the_ninth_of_a_process_keep_their_creation_order(sweep):
+    # torch numbers a process's writers .1, .2, ... in its event file names; a long-lived process (a sweep in one
+    # notebook) reaches .9, .10, .11, which a string order reads as .10, .11, .9: A's resume, then B, then A
+    names = _by_counter(p.name for p in sweep.iterdir())
+    for counter, name in zip((9, 10, 11), names):
+        (sweep / name).rename(sweep / f"{name.rsplit('.', 1)[0]}.{counter}")
+    a, b = open_runs(sweep)
+    assert list(a.metrics["step"]) == list(range(1, 31)) and list(b.metrics["step"]) == list(range(1, 11))
+    assert a.name.endswith(".9")
 
 
 def test_discovery_dashboard_keys_and_import_see_each_launch(sweep, tmp_path):

@@ -30,7 +30,7 @@ from collectors.sources import launch_target, no_parts, register_source, split_l
 PREFIX = "events.out.tfevents."
 EVENT_GLOB = PREFIX + "*"
 # events.out.tfevents.{unix seconds}.{host}.{pid}.{counter}[suffix] (tensorboard's EventFileWriter)
-_NAME_RE = re.compile(r"^events\.out\.tfevents\.(\d+)\.(.+)\.(\d+)\.\d+")
+_NAME_RE = re.compile(r"^events\.out\.tfevents\.(\d+)\.(.+)\.(\d+)\.(\d+)")
 _PEEK_RECORDS = 64
 
 
@@ -41,9 +41,11 @@ def event_files(target: Path) -> list[Path]:
     return sorted((p for p in target.glob(EVENT_GLOB) if p.is_file()), key=_creation_key)
 
 
-def _creation_key(path: Path) -> tuple[int, str]:
+def _creation_key(path: Path) -> tuple[int, str, int, int, str]:
+    """Creation order: the second, then within one process the writer's counter as a number (the 10th writer of
+    a process, `.10`, comes after its 9th, which a string order puts first)."""
     m = _NAME_RE.match(path.name)
-    return (int(m[1]) if m else 0, path.name)
+    return (int(m[1]), m[2], int(m[3]), int(m[4]), path.name) if m else (0, "", 0, 0, path.name)
 
 
 def launch_id(path: Path) -> str:
