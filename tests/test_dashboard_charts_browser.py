@@ -217,7 +217,9 @@ def test_chinese_pages_have_no_english_but_ids_names_and_the_notes_terms(server,
     config keys, run names and the terms the notes themselves write in English."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
-    names = {"lr_too_high", "healthy", "sample_runs", *RULES}
+    # and the config keys the Compare page lists (name, out: grpo_core's own keys have no dot)
+    names = {"lr_too_high", "healthy", "sample_runs", *RULES, *open_run(str(REPO / RUN)).meta.config,
+             *(k.rsplit(".", 1)[-1] for k in open_run(str(REPO / RUN)).meta.config)}
     found = {}
     try:
         for path in ZH_PAGES + ["/compare"]:
@@ -236,26 +238,41 @@ def test_chinese_pages_have_no_english_but_ids_names_and_the_notes_terms(server,
     assert not found, "\n".join(f"{p}: {' '.join(w)}" for p, w in found.items())
 
 
-def test_html_report_shows_every_chart_offline(tmp_path, browser):
-    """grpo-diagnose --format html: one file that Chromium opens with the network cut, every chart drawn."""
-    from dashboard import report
+REPORT_CHARTS_JS = """() => [...document.querySelectorAll('.plotly-graph-div')].map(c => ({
+  ytitle: [...c.querySelectorAll('.g-ytitle')].map(e => e.textContent).join('|'),
+  lines: c.querySelectorAll('.js-line').length,
+  points: c.querySelectorAll('.scatterlayer .point').length,
+  ticks: c.querySelectorAll('.ytick').length}))"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_html_report_shows_every_chart_offline(tmp_path, browser, lang):
+    """grpo-diagnose --format html: one file that Chromium opens with the network cut; the charts drawn there
+    (read from the rendered SVG) are one per evidence line of a logged metric, in the findings' order, each
+    naming its metric on its y axis and drawing its line (or points), with ticks."""
+    from dashboard import charts, report
     from dashboard.diagnosis import diagnose
 
     run = open_run(str(REPO / RUN))
+    d = diagnose(run)
+    expected = [charts.plot_text(ev.metric) for f in d.findings for ev in f.evidence
+                if charts.evidence_figure(run.metrics, ev.metric, ev.threshold, f.step_range, f.severity,
+                                          statistic=ev.statistic, lang=lang) is not None]
     out = tmp_path / "report.html"
-    out.write_text(report.html([report.Item(RUN, diagnose(run), run)], "zh"), encoding="utf-8")
+    out.write_text(report.html([report.Item(RUN, d, run)], lang), encoding="utf-8")
     ctx = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
     asked = []
     try:
         pg = ctx.new_page()
         pg.on("request", lambda r: asked.append(r.url))
         pg.goto(out.as_uri())
-        charts = out.read_text(encoding="utf-8").count('class="plotly-graph-div"')
-        pg.wait_for_function(f"document.querySelectorAll('.plotly-graph-div .main-svg').length >= {2 * charts}",
+        pg.wait_for_function(f"document.querySelectorAll('.plotly-graph-div .main-svg').length >= {2 * len(expected)}",
                              timeout=RENDER_TIMEOUT_MS)
-        screenshot(pg, "report_lr_too_high_zh")
-        assert charts >= 5
-        assert pg.locator(".plotly-graph-div .js-line").count() >= charts  # each drew its line
-        assert [u for u in asked if not u.startswith(("file:", "data:", "blob:"))] == []
+        drawn = pg.evaluate(REPORT_CHARTS_JS)
+        screenshot(pg, f"report_lr_too_high_{lang}")
     finally:
         ctx.close()
+    assert len(expected) >= 5
+    assert [c["ytitle"] for c in drawn] == expected
+    assert all((c["lines"] or c["points"]) and c["ticks"] >= 2 for c in drawn), drawn
+    assert [u for u in asked if not u.startswith(("file:", "data:", "blob:"))] == []

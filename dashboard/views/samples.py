@@ -36,8 +36,9 @@ keys = [f.key for f in samples_view.FILTERS]
 default_filter = samples_view.filter_key(st.query_params.get("filter"))
 
 c1, c2, c3 = st.columns([1, 2, 1])
-step = c1.selectbox(t("step"), steps, index=steps.index(default_step))
-flt = c2.selectbox(t("show"), keys, index=keys.index(default_filter), format_func=lambda k: t(f"filter_{k}"))
+step = c1.selectbox(t("step"), steps, index=steps.index(default_step), placeholder=t("choose_option"))
+flt = c2.selectbox(t("show"), keys, index=keys.index(default_filter), format_func=lambda k: t(f"filter_{k}"),
+                   placeholder=t("choose_option"))
 limit = int(c3.number_input(t("top_n"), 1, 500, samples_view.DEFAULT_LIMIT))
 
 rows = samples_view.apply_filter(data.samples(snap, step, step), flt, limit)
