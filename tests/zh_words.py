@@ -17,7 +17,8 @@ NOTES_TERMS = {
     "sequence-level", "stale", "staleness", "grad", "norm", "ema", "markdown", "html", "language", "english", "utc",
     "estimator", "beta", "actor", "trainer", "reference", "autocast", "cuda", "low", "high", "tau", "nan", "inf",
     "clip-higher", "max", "min", "hacking", "scale", "mask", "sign", "detached", "curriculum", "adapter",
-    "checkpoint", "base", "model", "raw", "engine", "objective", "response", "sequence", "zero-variance", "eps",
+    "checkpoint", "base", "model", "raw", "engine", "objective", "response", "responses", "sequence",
+    "zero-variance", "eps",
     # methods by their names (as grpo and ppo), and the notes' baseline
     "gspo", "dapo", "rloo", "dr", "baseline",
 }
