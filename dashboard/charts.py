@@ -178,6 +178,7 @@ def checklist_figure(frame: pd.DataFrame, panels: tuple[Panel, ...] = CHECKLIST,
         if panel.hline is not None:
             fig.add_hline(y=panel.hline, line_dash="dash", line_color="gray", row=row, col=1)
         _right_axis(fig, row, panel, [frame])
+        _left_ticks(fig, row, panel, [frame])
     _add_shades(fig, panels, frame, x, shades, lang)
     fig.update_xaxes(title_text=xtitle, row=len(panels), col=1)
     return fig
@@ -215,6 +216,7 @@ def compare_figure(frames: dict[str, pd.DataFrame], panels: tuple[Panel, ...] = 
         if panel.hline is not None:
             fig.add_hline(y=panel.hline, line_dash="dash", line_color="gray", row=row, col=1)
         _right_axis(fig, row, panel, list(frames.values()))
+        _left_ticks(fig, row, panel, list(frames.values()))
     fig.update_layout(legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "top",
                               "yref": "container", "traceorder": "normal",
                               "title": {"text": i18n.label("chart_runs", lang)}},
@@ -289,7 +291,7 @@ def evidence_figure(frame: pd.DataFrame, metric: str, threshold: float | None = 
     fig.update_layout(height=230, margin={"l": 10, "r": 10, "t": 10, "b": 30}, showlegend=False, hovermode="x")
     fig.update_xaxes(title_text=xtitle)
     fig.update_yaxes(title_text=name, range=axis_range(y, () if line is None else (line,)), autorange=False,
-                     **TICKS)
+                     **{**TICKS, "tickformat": tick_format(y)})
     return fig
 
 
@@ -314,6 +316,31 @@ def _grid(panels: tuple[Panel, ...], lang: str) -> go.Figure:
         if p.unit_range:
             fig.update_yaxes(rangemode="tozero", row=row, col=1, secondary_y=False)
     return fig
+
+
+def tick_format(values: np.ndarray) -> str:
+    """A tick format with the significant digits that tell the ticks of these values apart: "~g" (6 digits)
+    drew every tick of a first-step ratio of 1 +- 2e-6 as "1"; with 8 they read 0.999998, 1, 1.000002.
+
+    digits = 6, or 3 beyond the ratio of the values' magnitude to their spread, when that needs more (at most
+    15). [1 - 2e-6, 1 + 6e-6] -> magnitude/spread 1.25e5 -> 5.1 -> 6 + 3 = 9 digits -> "~.9g"."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return TICKS["tickformat"]
+    lo, hi = float(v.min()), float(v.max())
+    big = max(abs(lo), abs(hi))
+    if hi <= lo or big == 0:
+        return TICKS["tickformat"]
+    need = int(np.ceil(np.log10(big / (hi - lo)))) + 3
+    return TICKS["tickformat"] if need <= 6 else f"~.{min(need, 15)}g"
+
+
+def _left_ticks(fig: go.Figure, row: int, panel: Panel, frames: list[pd.DataFrame]) -> None:
+    """The left axis's ticks with the digits its values need (tick_format)."""
+    cols = [s.column for s in panel.series if not s.secondary]
+    values = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames for c in cols if c in f] or [[]])
+    fig.update_yaxes(row=row, col=1, secondary_y=False, tickformat=tick_format(values))
 
 
 def _right_axis(fig: go.Figure, row: int, panel: Panel, frames: list[pd.DataFrame]) -> None:

@@ -141,6 +141,18 @@ def test_checklist_legend_beside_each_chart_right_ticks_and_no_overlap(server, p
             assert apart, (a, b)
 
 
+def test_every_axis_ticks_read_apart(server, page):
+    """No two ticks of an axis with the same text: the healthy run's first-step ratio (1 +- 2e-6) drew its left
+    ticks as 1, 1, 1, 1 with six significant digits."""
+    page.goto(f"{server}/checklist?run=sample_runs/healthy")
+    wait_rendered(page, "Checklist")
+    (c,) = charts_of(page)
+    screenshot(page, "checklist_healthy")
+    same = {a: [t["text"] for t in ts] for a, ts in c["ticks"].items()
+            if len({t["text"] for t in ts}) < len(ts)}
+    assert not same, same
+
+
 def test_config_questions_are_shown_whole(server, page):
     """The five questions and their answers wrap in their cells (a data grid cut both columns mid-sentence)."""
     from dashboard.diagnosis.rules.config_questions import QUESTIONS

@@ -375,3 +375,13 @@ def test_a_logged_nan_is_marked_a_gap_is_not():
     (mark,) = [t for t in fig.data if t.name == "entropy: NaN"]
     assert list(mark.x) == [2] and list(mark.y) == [1.0]  # step 1 is only a null: no mark
     assert not [t for t in charts.checklist_figure(frame, (charts.PANELS["entropy"],)).data if "NaN" in str(t.name)]
+
+
+def test_tick_format_has_the_digits_the_spread_needs():
+    from dashboard.charts import tick_format
+
+    # magnitude 1, spread 8e-6: log10(1.25e5) = 5.1 -> 6 digits + 3 = 9
+    assert tick_format(np.array([1 - 2e-6, 1 + 6e-6])) == "~.9g"
+    assert tick_format(np.array([0.1, 0.5])) == "~g"  # 6 digits are plenty
+    assert tick_format(np.array([5.0, 5.0, np.nan])) == "~g"  # a constant: axis_range spreads it from 0
+    assert tick_format(np.array([np.nan])) == "~g"
