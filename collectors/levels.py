@@ -12,6 +12,12 @@ whichever logger carried it (wandb, TensorBoard, trainer_state.json, a console l
 name the mode keeps the key under its own name (an extra column): guessing the level would judge the values
 with the wrong yardstick.
 
+Two more facts a key map cannot hold, applied here for the same reason (every logger alike): a stand-in key fills
+a canonical column only where the faithful key is absent (OpenRLHF's `response_clip_ratio` beside `truncated`:
+the map sent both to one column, and which value a step kept depended on the order of the tags), and OpenRLHF's
+`dynamic_filtering_pass_rate` is in percent of the prompts dynamic filtering consumed (`dropped_frac`, which the
+OpenRLHF console reader uses as well).
+
 AReaL logs `behave_approx_kl` as log p proximal - log p behaviour, whose mean estimates minus KL(behaviour ||
 proximal) (areal/utils/functional/functional.py, `ppo_actor_loss_fn`): negated, it is policy/rollout_kl (over the
 tokens its rejection sampling kept; see collectors/readers/keymaps/areal.py).
@@ -19,6 +25,7 @@ tokens its rejection sampling kept; see collectors/readers/keymaps/areal.py).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +74,13 @@ BY_MODE: tuple[ByMode, ...] = (
 _BY_KEY = {m.key: m for m in BY_MODE}
 # logged key -> canonical column of its negation
 NEGATED: dict[str, str] = {"ppo_actor/update/behave_approx_kl/avg": "policy/rollout_kl"}
+# stand-in key -> (canonical column, the faithful keys that take it first). OpenRLHF 0.8.3 on: response_clip_ratio
+# is 1 for a sample that reached the length cap whether or not its last token ended it (newer versions: prompt +
+# response reaching the context window); 0.9.2 on, `truncated` is vLLM's finish_reason == "length", our meaning.
+STAND_INS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "response_clip_ratio": ("completions/truncated_frac", ("truncated", "rollout/truncated_rate")),
+}
+PASS_RATE, DROPPED = "dynamic_filtering_pass_rate", "groups/dropped_frac"
 
 
 def _setting(config: Mapping[str, Any], name: str) -> Any:
@@ -111,7 +125,7 @@ def plan(columns, config: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
 def place(chunk: pd.DataFrame, config: Mapping[str, Any], info: dict[str, Any]) -> pd.DataFrame:
     """The chunk with its mode-dependent columns renamed to their canonical column (where the config names the
     mode and no column of that name is there already); `info[LEVEL_INFO]` says which and why."""
-    chunk = _negate(chunk)
+    chunk = _pass_rate(_stand_ins(_negate(chunk)), config)
     moves = plan(chunk.columns, config)
     moves = {c: t for c, t in moves.items() if t[0] not in chunk.columns}
     if not moves:
@@ -136,4 +150,57 @@ def _negate(chunk: pd.DataFrame) -> pd.DataFrame:
     if nan_at:
         logged = {NEGATED[_bare(str(c))]: nan_at[c] for c in nan_at if _bare(str(c)) in NEGATED}
         out.attrs["nan_at"] = {**nan_at, **logged}
+    return out
+
+
+def _stand_ins(chunk: pd.DataFrame) -> pd.DataFrame:
+    """A stand-in key renamed to its canonical column when neither that column nor a faithful key is in the chunk;
+    else it stays under its own name (an extra column), whatever order the keys came in."""
+    bare = {_bare(str(c)): c for c in chunk.columns}
+    moves = {col: canon for key, (canon, faithful) in STAND_INS.items() if (col := bare.get(key)) is not None
+             and canon not in chunk.columns and not any(f in bare for f in faithful)}
+    if not moves:
+        return chunk
+    out = chunk.rename(columns=moves)
+    out.attrs = dict(chunk.attrs)
+    nan_at = out.attrs.get("nan_at")
+    if nan_at:
+        out.attrs["nan_at"] = {moves.get(k, k): v for k, v in nan_at.items()}
+    return out
+
+
+def dropped_frac(pct: float, n_samples: float | None) -> float | None:
+    """groups/dropped_frac from OpenRLHF's dynamic_filtering_pass_rate: 1 - pct / 100 (0.8.1 on: percent of the
+    prompts consumed that the filter kept); 0.11 logs kept samples per consumed prompt, up to n_samples x 100,
+    so above 100 it is divided by n_samples_per_prompt; None where the unit cannot be told (above 100 without
+    n_samples) or the value is no percentage."""
+    if math.isnan(pct) or pct < 0 or math.isinf(pct):
+        return None
+    if pct <= 100:
+        return 1.0 - pct / 100.0
+    if n_samples and n_samples >= 1 and pct <= 100 * n_samples:
+        return 1.0 - pct / (100.0 * n_samples)
+    return None
+
+
+def n_samples_per_prompt(config: Mapping[str, Any]) -> float | None:
+    value = _setting(config, "n_samples_per_prompt")
+    try:
+        return None if value is None or isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _pass_rate(chunk: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+    """groups/dropped_frac beside a logged dynamic_filtering_pass_rate (kept under its own name) where the chunk
+    has none."""
+    col = next((c for c in chunk.columns if _bare(str(c)) == PASS_RATE), None)
+    if col is None or DROPPED in chunk.columns:
+        return chunk
+    n = n_samples_per_prompt(config)
+    values = [dropped_frac(float(v), n) for v in chunk[col]]
+    if all(v is None for v in values):
+        return chunk  # the unit cannot be told (above 100 without n_samples_per_prompt): no column of nulls
+    out = chunk.assign(**{DROPPED: [float("nan") if v is None else v for v in values]})
+    out.attrs = dict(chunk.attrs)
     return out

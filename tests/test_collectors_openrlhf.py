@@ -235,3 +235,45 @@ def test_wandb_offline_openrlhf_args_config_audit(tmp_path):
     assert rules.isdisjoint(not_judged), {r: not_judged[r] for r in rules & set(not_judged)}
     fired = {f.rule_id for f in d.findings}
     assert {"config_small_group_adv", "config_many_reuses"} <= fired and "config_kl_twice" not in fired
+
+
+# OpenRLHF 0.9.2 on logs both `truncated` (vLLM's finish_reason "length": our truncated share) and
+# `response_clip_ratio` (the length cap reached, end token or not), and 0.8.1 on `dynamic_filtering_pass_rate` in
+# percent of the prompts consumed. Whatever order the status dict holds them in, the faithful key is the column.
+BOTH = {"truncated": 0.25, "response_clip_ratio": 0.5, "dynamic_filtering_pass_rate": 62.5}
+ORDERS = {"truncated_first": dict(BOTH), "clip_ratio_first": dict(reversed(list(BOTH.items())))}
+
+
+def _check_both(m):
+    assert m["completions/truncated_frac"].tolist() == [0.25] * 3  # truncated's, never the clip ratio's 0.5
+    assert m["train/response_clip_ratio"].tolist() == [0.5] * 3  # kept under its own name
+    # 62.5% of the consumed prompts kept: 1 - 62.5 / 100 dropped; the rate stays as logged
+    assert m["groups/dropped_frac"].tolist() == [0.375] * 3
+    assert m["train/dynamic_filtering_pass_rate"].tolist() == [62.5] * 3
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_tensorboard_truncated_wins_over_response_clip_ratio_in_any_tag_order(tmp_path, order):
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir=str(tmp_path / "grpo"))
+    for s in (1, 2, 3):  # TensorboardLogger.log_train: one add_scalar per status key, in the dict's order
+        for k, v in {**status(s), **ORDERS[order]}.items():
+            writer.add_scalar(f"train/{k}", v, s)
+    writer.close()
+    _check_both(open_run(tmp_path / "grpo").metrics)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_wandb_truncated_wins_over_response_clip_ratio_in_any_key_order(tmp_path, order):
+    script = """
+import wandb
+run = wandb.init(project="openrlhf", name="grpo", config={"n_samples_per_prompt": 8}, dir=DIR)
+wandb.define_metric("train/global_step")
+wandb.define_metric("train/*", step_metric="train/global_step", step_sync=True)
+for s, st in ROWS:
+    wandb.log({"train/%s" % k: v for k, v in {**st, "global_step": s}.items()})
+run.finish()
+"""
+    rows = [(s, {**status(s), **ORDERS[order]}) for s in (1, 2, 3)]
+    _check_both(open_run(write_offline_run(tmp_path, script, ROWS=rows)).metrics)

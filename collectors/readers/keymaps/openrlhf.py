@@ -27,8 +27,8 @@ from __future__ import annotations
 #   absolute difference (the first-step rule reads it by its name);
 #   `logprobs_diff` (0.9.2 on, with --use_kl_loss): the mean of log p actor - log p reference, the signed k1 twin
 #   of `kl` from the same forwards, not a rollout/training gap (0 when init_kl_coef is 0);
-#   `dynamic_filtering_pass_rate` (0.8.1 on): percent of the prompts consumed that dynamic filtering kept; the
-#   console reader turns it into groups/dropped_frac (here it would be read as a fraction, so it is not mapped);
+#   `dynamic_filtering_pass_rate` (0.8.1 on): percent of the prompts consumed that dynamic filtering kept; kept
+#   under its own name, and collectors/levels.py adds groups/dropped_frac = 1 - rate / 100 beside it (every reader);
 #   `rollout/num_samples`, `timing/*` other than the total, `eval_<ds>_pass<n>` (best of n).
 OPENRLHF: dict[str, str] = {
     "policy_loss": "loss/policy",
@@ -40,12 +40,10 @@ OPENRLHF: dict[str, str] = {
     # runs the environment's tokens between turns are included.
     "response_length": "completions/len_mean",
     # 0.9.2 on: vLLM's finish_reason == "length" (the response hit max_new_tokens without ending): our truncated
-    # fraction. Where a log has both, readers that choose take this one over response_clip_ratio.
+    # fraction. `response_clip_ratio` (0.8.3 on: 1 when the sample hit the length cap, whether or not its last
+    # token was the end token; in newer versions prompt + response reaching the context window) is only a stand-in
+    # where `truncated` is not logged: collectors/levels.py STAND_INS, for every reader alike.
     "truncated": "completions/truncated_frac",
-    # 0.8.3 on: 1 when the sample hit the length cap, whether or not its last token was the end token: the
-    # response reached max_new_tokens (experience_maker.py), or in newer versions prompt + response reached
-    # the context window (prompt_max_len + max_new_tokens; in agent runs the environment's tokens count).
-    "response_clip_ratio": "completions/truncated_frac",
     # 0.9.8 on: the rollout batch's own statistics before dynamic batch splitting (_compute_rollout_stats): the
     # same quantities as reward / response_length / truncated; reward_std is torch's (Bessel-corrected) std over
     # every response of the step.

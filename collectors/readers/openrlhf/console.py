@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from collectors.levels import PASS_RATE, dropped_frac, n_samples_per_prompt
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.keymap import to_number
 from collectors.readers.synonyms import rename_plan, user_map
@@ -86,7 +87,6 @@ _PASS1_RE = re.compile(r"^eval_(.+)_pass1$")
 # `truncated` is vLLM's finish_reason == "length"; `response_clip_ratio` counts prompt + response reaching the
 # context window (newer versions) and is only the stand-in where `truncated` is not logged.
 PREFERRED = ("truncated", "rollout/truncated_rate", "response_clip_ratio")
-PASS_RATE = "dynamic_filtering_pass_rate"
 STEP_LIMIT = 2**63  # steps are int64 in every table
 MAX_LITERAL = 1 << 20  # a status dict is a few KB; one wider than this is not handed to Python's parser
 MAX_KEY = 1000  # characters of a metric name; a longer key is no metric (and would be copied into every note)
@@ -610,17 +610,12 @@ class OpenRLHFRun(TextRun):
 
     def _dropped(self, pct: float) -> float | None:
         """groups/dropped_frac from OpenRLHF's pass rate in percent; None (and a note) where the unit is unknown."""
-        if not math.isfinite(pct) or pct < 0:
-            return None
-        if pct <= 100:
-            return 1.0 - pct / 100.0
-        n = _number(self.meta.config, "n_samples_per_prompt")
-        if n and n >= 1 and pct <= 100 * n:
-            return 1.0 - pct / (100.0 * n)
-        self._note(Problem(self.path.name, f"{PASS_RATE} above 100% ({pct:g}): this OpenRLHF version counts kept "
-                                           "samples per consumed prompt and the log gives no n_samples_per_prompt; "
-                                           "groups/dropped_frac left out"))
-        return None
+        dropped = dropped_frac(pct, n_samples_per_prompt(self.meta.config))
+        if dropped is None and math.isfinite(pct) and pct > 100:
+            self._note(Problem(self.path.name, f"{PASS_RATE} above 100% ({pct:g}): this OpenRLHF version counts "
+                                               "kept samples per consumed prompt and the log gives no "
+                                               "n_samples_per_prompt; groups/dropped_frac left out"))
+        return dropped
 
     def _say_launches(self) -> None:
         n = len(self._launches.first)
@@ -628,16 +623,6 @@ class OpenRLHFRun(TextRun):
             note = f"one of {n} separate launches in {self.path.name} (launch {self.launch})"
             self.meta.notes = [x for x in self.meta.notes if "separate launches" not in x] + [note]
             self.meta.info.update(parent=self.path.name, launch=self.launch, launches=n)
-
-
-def _number(config: dict[str, Any], name: str) -> float | None:
-    for k, v in config.items():
-        if k == name or k.endswith("." + name):
-            try:
-                return float(v)
-            except (TypeError, ValueError):
-                return None
-    return None
 
 
 @register_source("openrlhf", detect=detect, launches=list_launches, parts=no_parts, priority=16, hints={
