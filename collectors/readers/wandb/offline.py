@@ -259,6 +259,8 @@ class WandbOfflineRun(Run):
         bulk.flush()
         batch.flush()
         for key in own_column_tags(points, column):
+            if key in STEP_KEYS:
+                continue  # the trainer's step itself (prime-rl's `step`), taken as the row's step
             self._note(Problem(f.name, f"history key {jsontext.shown(key)} is named like the step itself; left out "
                                        "(the step is the trainer's global step, else wandb's own)"))
         if self._reader.error:
