@@ -759,7 +759,7 @@ def test_truncation_is_a_level_of_the_run_not_a_streak_of_steps(tmp_path):
 
 def test_a_cap_no_config_names_is_read_from_mean_lengths_that_reach_it_exactly(tmp_path):
     s = healthy_series(200)
-    del s["reward/pass_rate"]
+    del s["reward/pass_rate"], s["completions/truncated_frac"]
     # a console log with the mean length only: 3 steps of 200 have mean exactly 256 (every completion of the step
     # had length 256: a cap), and the mean sits at 236 +- 10 elsewhere, above 0.9 x 256 = 230.4 on most steps
     rng = np.random.default_rng(3)
@@ -777,6 +777,20 @@ def test_a_cap_no_config_names_is_read_from_mean_lengths_that_reach_it_exactly(t
     toy[[40, 90, 150]] = 2.75
     s["completions/len_mean"] = toy
     assert "truncation" not in fired(diagnose(write(tmp_path, s, {}, name="toy")))
+
+
+def test_a_ceiling_the_lengths_reach_is_no_cap_where_the_run_logs_that_nothing_was_cut(tmp_path):
+    # a toy TRL run without its config: the longest completion is 3 tokens on 90 of 100 steps, the mean 2.8 +- 0.1
+    # (within 10% of 3); its logged clipped ratio is 0 on every step, so 3 is where answers end, not a cap
+    s = healthy_series(100)
+    rng = np.random.default_rng(4)
+    s["completions/len_max"] = np.where(np.arange(100) % 11 == 0, 2.0, 3.0)
+    s["completions/len_mean"] = np.clip(2.8 + rng.normal(0, 0.1, 100), 2.0, 2.99)
+    assert "truncation" not in fired(diagnose(write(tmp_path, s, {}, name="logged_zero")))
+    # without the clipped ratio, the same lengths are all there is: a ceiling hit 90 times is the cap
+    del s["completions/truncated_frac"]
+    f = by_rule(diagnose(write(tmp_path, s, {}, name="unlogged")), "truncation")
+    assert any("completions/len_max reaches exactly 3 on 90 logged steps" in e.text for e in f.evidence)
 
 
 def test_zero_variance_from_solved_prompts_is_saturation_and_reward_std_zero_means_no_spread(tmp_path):

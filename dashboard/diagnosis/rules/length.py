@@ -51,9 +51,20 @@ def length_cap(d: RunData) -> tuple[float, str] | None:
         if x is None or len(x[1]) < MIN_POINTS:
             continue
         top = float(np.max(x[1]))
-        if top > 0 and top == round(top) and np.sum(x[1] == top) >= need(len(x[1])):
+        if top > 0 and top == round(top) and np.sum(x[1] == top) >= need(len(x[1])) \
+                and not _none_cut(d, x[0][x[1] == top]):
             return top, f"{name} reaches exactly {fmt(top)} on {int(np.sum(x[1] == top))} logged steps"
     return None
+
+
+def _none_cut(d: RunData, at: np.ndarray) -> bool:
+    """True when the run logs its truncated share at the steps `at` (K,) and it is 0 on every one: lengths that
+    reach a ceiling there met no cap (a toy task's answers are 3 tokens long at most, its cap is 8)."""
+    tr = d.dense("completions/truncated_frac")
+    if tr is None:
+        return False
+    cut = tr[1][np.isin(tr[0], at)]
+    return len(cut) > 0 and bool(np.all(cut == 0))
 
 
 def level(x: np.ndarray, n: int) -> np.ndarray:
