@@ -96,3 +96,13 @@ def test_ms_swift_level_follows_its_mode(tmp_path):
     m = open_run(F.ms_swift(tmp_path / "seq", F.steady(), mode="sequence_truncate")).metrics
     assert "policy/rollout_is_weight_mean" not in m and "train/rollout_correction/is_weight_mean" in m
     assert m["policy/rollout_is_seq_masked_frac"].tolist() == [0.0] * 20
+
+
+def test_the_mismatch_evidence_reads_in_chinese(logs, tmp_path):
+    from dashboard.diagnosis.i18n import evidence_text, has_evidence
+
+    _, run, _ = logs
+    texts = [e.text for f in diagnose(run).findings if f.rule_id == "first_step_ratio" for e in f.evidence]
+    assert texts and all(has_evidence(t, "zh") for t in texts), texts
+    grow = next(t for t in texts if " grows from " in t)
+    assert "逐步上升（Mann-Kendall p = " in evidence_text(grow, "zh") and " 倍" in evidence_text(grow, "zh")

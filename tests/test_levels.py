@@ -111,3 +111,15 @@ def test_place_leaves_an_unknown_mode_alone():
     got = place(chunk, {"vllm_importance_sampling_cap": 2.0}, info)
     assert got.columns.tolist() == ["step", "policy/rollout_is_weight_mean"]
     assert "without a mode: token_truncate" in info[LEVEL_INFO]["train/sampling/importance_sampling_ratio/mean"]
+
+
+def test_the_new_yardsticks_read_in_chinese(tmp_path):
+    from dashboard.diagnosis.i18n import evidence_text
+
+    short = open_run(trl_folder(tmp_path / "short", "sequence_truncate", trl_rows(0.06, [1.2e-4] * N, length=20.0)))
+    grow = open_run(trl_folder(tmp_path / "grow", "sequence_mask",
+                               [r | {"learning_rate": 0.0} for r in trl_rows(1.0, [1e-3 * (i + 1) for i in range(N)])]))
+    texts = [e.text for run in (short, grow) for f in first_step(run) for e in f.evidence]
+    zh = [evidence_text(t, "zh") for t in texts]
+    assert any(z.startswith("按回答计的 IS ratio（回答中各 token ratio 的乘积）：中位数 0.06，回答平均 20 个 token") for z in zh), zh
+    assert any("而此时 LR 为 0：权重没有变" in z and "13.5 倍" in z for z in zh), zh

@@ -437,6 +437,23 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在 entropy 于第 {s} 步塌缩之后才出现：是塌缩的后果；先查 entropy 塌缩"),
     ((r"only (?P<n>\S+) logged step\(s\) before the entropy collapsed at step (?P<s>\S+): mostly a consequence; "
      r"check the collapse first"), "entropy 在第 {s} 步塌缩之前只记录了 {n} 步：多半是塌缩的后果；先查 entropy 塌缩"),
+    # rules/engine_gap.py
+    ((r"per-response IS ratio \(a product over the response's tokens\): median (?P<x>\S+) over responses of "
+      r"(?P<l>\S+) tokens on average is a per-token gap of (?P<v>\S+) nats \(\|log ratio\| / length\) > (?P<b>\S+), "
+      r"beyond bf16 numerics"),
+     ("按回答计的 IS ratio（回答中各 token ratio 的乘积）：中位数 {x}，回答平均 {l} 个 token，折合每个 token 差 {v} nats"
+      "（|log ratio| / 长度）> {b}，超出 bf16 数值误差")),
+    ((r"(?P<m>.+) grows from (?P<a>\S+) \(first steps\) to (?P<e>\S+) \(last quarter\), (?P<how>.+?), rising step "
+      r"after step \(Mann-Kendall p = (?P<p>\S+)\) while the learning rate is 0: the weights did not move; numerics at "
+      r"fixed weights give the same gap at every step"),
+     ("{m} 从 {a}（最初几步）增长到 {e}（最后四分之一），{how}，逐步上升（Mann-Kendall p = {p}），而此时 LR 为 0："
+      "权重没有变；权重不变时，数值误差每一步给出的差距都一样")),
+    ((r"(?P<m>.+) grows from (?P<a>\S+) \(first steps\) to (?P<e>\S+) \(last quarter\), (?P<how>.+?), rising step "
+      r"after step \(Mann-Kendall p = (?P<p>\S+)\); numerics at fixed weights give the same gap at every step"),
+     ("{m} 从 {a}（最初几步）增长到 {e}（最后四分之一），{how}，逐步上升（Mann-Kendall p = {p}）；权重不变时，"
+      "数值误差每一步给出的差距都一样")),
+    (r"(?P<n>\S+) times", "{n} 倍"),
+    (r"from 0", "从 0 起"),
     # first_step.py
     (r"(?P<m>\S+) \(log p actor - log p reference, signed\) at the first step: (?P<v>\S+)",
      "{m}（log p actor - log p reference，带符号）在第一步：{v}"),
