@@ -12,11 +12,12 @@ from grpo_core.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[1] / "sample_runs"
 RUNS = sorted(p.name for p in ROOT.iterdir() if p.is_dir()) if ROOT.is_dir() else []
-# Absent by design: loss/kl and policy/kl_coef without a KL term (dapo preset, kl_mode none), and the
-# rollout correction's ratios and weights without a correction (no scenario turns one on); every other
-# canonical column is written by grpo_core on every run.
-OPTIONAL = {"loss/kl", "policy/kl_coef", "policy/rollout_is_ratio_mean", "policy/rollout_is_ratio_min",
-            "policy/rollout_is_ratio_max", "policy/rollout_is_weight_mean", "policy/rollout_is_masked_frac"}
+# Absent by design: loss/kl and policy/kl_coef without a KL term (dapo preset, kl_mode none), the rollout
+# correction's ratios and weights without a correction (no scenario turns one on), and the mismatch forms only
+# other frameworks log (a KL estimate, the exp-gap); every other canonical column is written by grpo_core on
+# every run.
+OPTIONAL = {"loss/kl", "policy/kl_coef", "policy/rollout_kl", "policy/rollout_exp_logprob_abs_diff",
+            *(c for c in METRICS if c.startswith("policy/rollout_is_"))}
 
 
 def manifest() -> dict:
