@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.extras import require
+from collectors.levels import plan as level_plan
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.trl.output_dir import (
     ROLLOUT_KEY,
@@ -82,7 +83,9 @@ class GrpoScopeCallback(TrainerCallback):
         elif ROLLOUT_KEY in logs:
             self._rollout_steps.add(step)
         row, _ = trl_row({k: v for k, v in logs.items() if isinstance(v, (int, float))})
-        self._row.update(row)
+        # the IS ratio's level from the GRPOConfig, as a reader of the written run would place it
+        moves = level_plan(row, self.writer.meta.config)
+        self._row.update({moves[k][0] if k in moves else k: v for k, v in row.items()})
         self._read_completions()
 
     def on_train_end(self, args, state, control, **kwargs):

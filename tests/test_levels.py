@@ -123,3 +123,24 @@ def test_the_new_yardsticks_read_in_chinese(tmp_path):
     zh = [evidence_text(t, "zh") for t in texts]
     assert any(z.startswith("按回答计的 IS ratio（回答中各 token ratio 的乘积）：中位数 0.06，回答平均 20 个 token") for z in zh), zh
     assert any("而此时 LR 为 0：权重没有变" in z and "13.5 倍" in z for z in zh), zh
+
+
+def test_the_live_callback_writes_the_level_it_was_configured_with(tmp_path):
+    # GrpoScopeCallback writes (and hands its guard) the row a reader of the written run would read
+    from transformers import TrainerControl, TrainerState
+    from trl import GRPOConfig
+
+    from collectors import load_run
+    from collectors.trl import GrpoScopeCallback
+
+    args = GRPOConfig(output_dir=str(tmp_path / "out"), use_cpu=True, bf16=False, num_generations=8,
+                      per_device_train_batch_size=8, vllm_importance_sampling_mode="token_mask")
+    cb, state, control = GrpoScopeCallback(tmp_path / "run"), TrainerState(), TrainerControl()
+    cb.on_train_begin(args, state, control)
+    for step in (1, 2):
+        state.global_step = step
+        cb.on_log(args, state, control, logs={"reward": 0.5, "sampling/importance_sampling_ratio/mean": 0.97})
+    cb.on_train_end(args, state, control)
+    m = load_run(tmp_path / "run").metrics
+    assert m["policy/rollout_is_weight_mean"].tolist() == [0.97, 0.97]
+    assert not [c for c in m.columns if "importance_sampling_ratio/mean" in c]
