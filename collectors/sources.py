@@ -234,7 +234,8 @@ def _load_readers() -> None:
 
 # Each foreign reader module registers itself on import; add new readers here.
 READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collectors.readers.verl.console", "collectors.readers.trl.output_dir",
-                             "collectors.readers.wandb.offline", "collectors.readers.wandb.online", "collectors.readers.text.generic",
+                             "collectors.readers.wandb.offline", "collectors.readers.wandb.online",
+                             "collectors.readers.wandb.chart_csv", "collectors.readers.text.generic",
                              "collectors.readers.text.kvtext", "collectors.readers.trl.console",
                              "collectors.readers.openrlhf.console",
                              "collectors.readers.stores.trackio", "collectors.readers.stores.mlflow_store"]

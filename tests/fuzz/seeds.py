@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 from fixtures.tracker_stores import stores_copy
 from fixtures.verl_logs import file_logger_line, generations_jsonl  # tests/ is on sys.path
+from fixtures.wandb_chart import write_chart
 
 from collectors import sources
 from collectors.readers.keymap import OPENRLHF, TRL, VERL
@@ -60,6 +61,7 @@ def make_generated(folder: Path) -> Path:
                 for row in metrics.to_dict("records")]
     _tensorboard(folder / "tensorboard", trl_rows)
     _wandb_offline(folder / "wandb", trl_rows)
+    _wandb_chart(folder / "wandb_chart", trl_rows)
     _trainer_console(folder / "trl_console", trl_rows)
     _custom_log(folder / "custom_log", metrics)
     _openrlhf_console(folder / "openrlhf_console", metrics)
@@ -74,6 +76,15 @@ def make_generated(folder: Path) -> Path:
                           "accuracy_reward": rows["reward"], "advantage": rows["advantage"]}).to_parquet(
                 trl_dir / "completions" / f"completions_{int(step) + 1:05d}.parquet")
     return folder
+
+
+def _wandb_chart(folder: Path, rows: list[dict]) -> None:
+    """Two charts of two runs as the W&B UI exports them (tests/fixtures/wandb_chart.py), the TRL keys."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for key in ("reward", "kl"):
+        runs = {name: {s + 1: {f"train/{key}": r[key] * scale} for s, r in enumerate(rows) if key in r}
+                for name, scale in (("grpo-a", 1.0), ("grpo-b", 0.5))}
+        write_chart(folder / f"{key}.csv", runs, [f"train/{key}"])
 
 
 def _finite(v) -> bool:
