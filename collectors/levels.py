@@ -16,7 +16,8 @@ Two more facts a key map cannot hold, applied here for the same reason (every lo
 a canonical column only where the faithful key is absent (OpenRLHF's `response_clip_ratio` beside `truncated`:
 the map sent both to one column, and which value a step kept depended on the order of the tags), and OpenRLHF's
 `dynamic_filtering_pass_rate` is in percent of the prompts dynamic filtering consumed (`dropped_frac`, which the
-OpenRLHF console reader uses as well).
+OpenRLHF console reader uses as well). slime counts its tied groups (`rollout/zero_std/count_<r>`) where the schema
+has a fraction: with the config's rollout_batch_size (prompt groups per rollout) the counts become one.
 
 AReaL logs `behave_approx_kl` as log p proximal - log p behaviour, whose mean estimates minus KL(behaviour ||
 proximal) (areal/utils/functional/functional.py, `ppo_actor_loss_fn`): negated, it is policy/rollout_kl (over the
@@ -125,7 +126,7 @@ def plan(columns, config: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
 def place(chunk: pd.DataFrame, config: Mapping[str, Any], info: dict[str, Any]) -> pd.DataFrame:
     """The chunk with its mode-dependent columns renamed to their canonical column (where the config names the
     mode and no column of that name is there already); `info[LEVEL_INFO]` says which and why."""
-    chunk = _pass_rate(_stand_ins(_negate(chunk)), config)
+    chunk = _zero_std_counts(_pass_rate(_stand_ins(_negate(chunk)), config), config)
     moves = plan(chunk.columns, config)
     moves = {c: t for c, t in moves.items() if t[0] not in chunk.columns}
     if not moves:
@@ -202,5 +203,28 @@ def _pass_rate(chunk: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
     if all(v is None for v in values):
         return chunk  # the unit cannot be told (above 100 without n_samples_per_prompt): no column of nulls
     out = chunk.assign(**{DROPPED: [float("nan") if v is None else v for v in values]})
+    out.attrs = dict(chunk.attrs)
+    return out
+
+
+# slime (slime/observability/rollout_metrics.py `_compute_zero_std_metrics`): `rollout/zero_std/count_<r>` counts the
+# step's prompt groups whose rewards all equal r, logged only for the values that occur (none at all for PPO); the
+# groups number rollout_batch_size. A slime rollout step is one that logs `rollout/repetition_frac` (every rollout
+# does, `compute_metrics_from_samples`; no other framework's key), so a step without tied groups reads 0.
+ZERO_STD_COUNT, ROLLOUT_MARK, ZERO_STD = "rollout/zero_std/count_", "rollout/repetition_frac", "groups/zero_std_frac"
+
+
+def _zero_std_counts(chunk: pd.DataFrame, config: Mapping[str, Any]) -> pd.DataFrame:
+    """groups/zero_std_frac = the step's tied-group counts / rollout_batch_size, when the config gives that size,
+    names a group-based advantage (not ppo), and the chunk holds slime's rollout steps."""
+    groups = _setting(config, "rollout_batch_size")
+    estimator = _setting(config, "advantage_estimator")
+    if (ZERO_STD in chunk.columns or ROLLOUT_MARK not in chunk.columns or estimator in (None, "ppo")
+            or isinstance(groups, bool) or not isinstance(groups, (int, float)) or not groups > 0):
+        return chunk
+    counts = [c for c in chunk.columns if str(c).startswith(ZERO_STD_COUNT)]
+    tied = chunk[counts].fillna(0.0).sum(axis=1) if counts else pd.Series(0.0, index=chunk.index)
+    frac = (tied / float(groups)).where(chunk[ROLLOUT_MARK].notna())
+    out = chunk.assign(**{ZERO_STD: frac})
     out.attrs = dict(chunk.attrs)
     return out

@@ -106,3 +106,16 @@ def test_the_mismatch_evidence_reads_in_chinese(logs, tmp_path):
     assert texts and all(has_evidence(t, "zh") for t in texts), texts
     grow = next(t for t in texts if " grows from " in t)
     assert "逐步上升（Mann-Kendall p = " in evidence_text(grow, "zh") and " 倍" in evidence_text(grow, "zh")
+
+
+def test_slime_through_wandb_counts_tied_groups_as_a_fraction(tmp_path):
+    # 32 prompt groups a rollout (rollout_batch_size); slime logs a count per tied reward that occurs, none when
+    # no group ties: step 0 has 4 groups all 0.0 and 2 all 1.0 -> 6 / 32; step 1 none -> 0; step 2 8 -> 0.25
+    tied = [{"0.0": 4.0, "1.0": 2.0}, {}, {"0.0": 8.0}] + [{"0.0": 3.0}] * 17
+    run = open_run(F.slime_wandb(tmp_path, F.rising(), tied))
+    m = run.metrics
+    assert run.problems == [] and m["step"].tolist() == list(range(20))  # rollout/step and train/step: one row
+    assert m["groups/zero_std_frac"].tolist()[:3] == [6 / 32, 0.0, 0.25]
+    assert m["policy/rollout_logprob_abs_diff"].iloc[-1] == pytest.approx(GAP20)
+    assert m["completions/truncated_frac"].tolist() == [0.05] * 20
+    assert "first_step_ratio" in {f.rule_id for f in diagnose(run).findings}

@@ -22,8 +22,9 @@ from collectors.readers.keymap import STEP_LIMIT, family_name, to_number
 from collectors.readers.protowire import varint as _varint
 
 # TRL/OpenRLHF log their trainer step as train/global_step (OpenRLHF's eval rows: eval/global_step); prime-rl as
-# `step` (WandbMonitor: define_metric("*", step_metric="step"), one wandb.log per group of metrics); else _step
-STEP_KEYS = ("train/global_step", "eval/global_step", "step", "_step")
+# `step` (WandbMonitor: define_metric("*", step_metric="step"), one wandb.log per group of metrics); slime as
+# train/step, rollout/step or eval/step, one per dict it logs (slime/observability/wandb_utils.py); else _step
+STEP_KEYS = ("train/global_step", "eval/global_step", "step", "train/step", "rollout/step", "eval/step", "_step")
 _NOT_PLAIN = ('"', "{", "[", "null")  # strings, dicts (media), lists, nulls: the row-by-row path
 
 
