@@ -119,3 +119,17 @@ def test_slime_through_wandb_counts_tied_groups_as_a_fraction(tmp_path):
     assert m["policy/rollout_logprob_abs_diff"].iloc[-1] == pytest.approx(GAP20)
     assert m["completions/truncated_frac"].tolist() == [0.05] * 20
     assert "first_step_ratio" in {f.rule_id for f in diagnose(run).findings}
+
+
+def test_a_jsonl_of_the_same_dicts_maps_alike(tmp_path):
+    # a trainer's dicts dumped one per line (generic reader): the same maps, the same level placement
+    import json
+
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "train/token_mult_prob_error": 1.01, "train/tis": 1.0,
+                                        "mismatch_kl/all/mean": 5e-5, "ppo_actor/update/behave_approx_kl/avg": -5e-5})
+                            + "\n" for s in (1, 2, 3)))
+    m = open_run(path).metrics
+    assert m["policy/rollout_exp_logprob_abs_diff"].tolist() == [1.01] * 3
+    assert m["policy/rollout_is_ratio_mean"].tolist() == [1.0] * 3
+    assert m["policy/rollout_kl"].tolist() == [5e-5] * 3  # prime-rl's; AReaL's negation does not overwrite it

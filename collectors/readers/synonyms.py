@@ -5,7 +5,8 @@ A column's canonical name is looked up, first match wins:
   1. the user's map (`--map`, or `GRPOSCOPE_MAP="a=b,c=d"` in the environment, which grpo-dash passes on),
      on the name as logged;
   2. the name itself when it is canonical (`reward/mean`);
-  3. the TRL, verl and OpenRLHF maps (`keymap.FAMILIES`, logger prefixes stripped);
+  3. the frameworks' maps (`keymaps.FAMILIES`: TRL, verl, OpenRLHF, NeMo-RL, slime, AReaL, prime-rl,
+     ms-swift; logger prefixes stripped);
   4. `SYNONYMS` below, on the normalised name (lower case, runs of spaces and dashes as one `_`), so that
      `Avg Response Len`, `avg-response-len` and `avg_response_len` are one name;
   5. else the name as logged, an extra column.
