@@ -233,7 +233,7 @@ def _load_readers() -> None:
 
 
 # Each foreign reader module registers itself on import; add new readers here.
-READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collectors.readers.verl.console", "collectors.readers.trl.output_dir",
+READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collectors.readers.tensorboard.scalar_csv", "collectors.readers.verl.console", "collectors.readers.trl.output_dir",
                              "collectors.readers.wandb.offline", "collectors.readers.wandb.online",
                              "collectors.readers.wandb.chart_csv", "collectors.readers.text.generic",
                              "collectors.readers.text.kvtext", "collectors.readers.trl.console",

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from fixtures.tb_scalar_csv import download_scalars
 from fixtures.tracker_stores import stores_copy
 from fixtures.verl_logs import file_logger_line, generations_jsonl  # tests/ is on sys.path
 from fixtures.wandb_chart import write_chart
@@ -60,6 +61,7 @@ def make_generated(folder: Path) -> Path:
     trl_rows = [{theirs_trl.get(k, k): v for k, v in row.items() if k != "step" and _finite(v)}
                 for row in metrics.to_dict("records")]
     _tensorboard(folder / "tensorboard", trl_rows)
+    download_scalars(folder / "tensorboard", folder / "tensorboard_csv")  # TensorBoard's own CSV of each tag
     _wandb_offline(folder / "wandb", trl_rows)
     _wandb_chart(folder / "wandb_chart", trl_rows)
     _trainer_console(folder / "trl_console", trl_rows)
