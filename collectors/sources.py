@@ -237,5 +237,6 @@ READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collector
                              "collectors.readers.wandb.offline", "collectors.readers.wandb.online",
                              "collectors.readers.wandb.chart_csv", "collectors.readers.text.generic",
                              "collectors.readers.text.kvtext", "collectors.readers.trl.console",
+                             "collectors.readers.trl.notebook",
                              "collectors.readers.openrlhf.console",
                              "collectors.readers.stores.trackio", "collectors.readers.stores.mlflow_store"]

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from fixtures.notebooks import write_notebook
 from fixtures.tb_scalar_csv import download_scalars
 from fixtures.tracker_stores import stores_copy
 from fixtures.verl_logs import file_logger_line, generations_jsonl  # tests/ is on sys.path
@@ -64,6 +65,9 @@ def make_generated(folder: Path) -> Path:
     download_scalars(folder / "tensorboard", folder / "tensorboard_csv")  # TensorBoard's own CSV of each tag
     _wandb_offline(folder / "wandb", trl_rows)
     _wandb_chart(folder / "wandb_chart", trl_rows)
+    (folder / "notebook").mkdir(exist_ok=True)  # a notebook holding the Trainer's table (nbformat, transformers)
+    write_notebook(folder / "notebook" / "grpo.ipynb", [[{"step": i + 1, "loss": 0.0, **r}
+                                                         for i, r in enumerate(trl_rows[:20])]])
     _trainer_console(folder / "trl_console", trl_rows)
     _custom_log(folder / "custom_log", metrics)
     _openrlhf_console(folder / "openrlhf_console", metrics)
