@@ -86,3 +86,5 @@ def test_grpo_diagnose_reads_a_chart_export_folder(tmp_path):
                          text=True, timeout=120, check=False)
     assert out.returncode == 1 and f"{tmp_path}#flat-run: 60 steps" in out.stdout, out.stdout + out.stderr
     assert "Reward is constant (0.3)" in out.stdout
+    # one value repeated has no spread (its float std is ~5.6e-17): the flat rule says so, no made-up scale
+    assert "against a reward spread of 1 (no spread logged (taken as 1))" in out.stdout

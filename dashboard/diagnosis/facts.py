@@ -44,7 +44,7 @@ def _reward_scale(d: RunData) -> tuple[float, str]:
         if s > 0:
             return s, "robust std of the reward over steps"
         s = float(np.std(r[1]))
-        if s > 0:
+        if s > 0 and np.ptp(r[1]) > 0:  # one value repeated has a float std of ~1e-17, not a spread
             return s, "std of the reward over steps"
     return 1.0, "no spread logged (taken as 1)"
 
