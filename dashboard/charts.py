@@ -239,7 +239,8 @@ def threshold_is_level(statistic: str) -> bool:
 def axis_range(values: np.ndarray, extra: tuple[float, ...] = ()) -> tuple[float, float] | None:
     """A y range that holds every finite value (and `extra`), padded: a constant gets a range around it,
     not Plotly's -1..1 around 0.05 where 0.05 reads as 0; a series that never goes below 0 starts at 0
-    when its lowest value is near 0, so no negative tick shows for a fraction or a norm. None: no value."""
+    when its lowest value is near 0, so no negative tick shows for a fraction or a norm; a constant 0 is drawn
+    on 0..1. None: no value."""
     v = np.asarray(values, dtype=np.float64)
     v = np.concatenate([v[np.isfinite(v)], [e for e in extra if np.isfinite(e)]])
     if not len(v):
@@ -247,7 +248,9 @@ def axis_range(values: np.ndarray, extra: tuple[float, ...] = ()) -> tuple[float
     lo, hi = float(v.min()), float(v.max())
     span = hi - lo
     if span <= max(abs(hi), abs(lo)) * 1e-9:  # a constant: in the middle of an axis from 0
-        return (0.0, 2 * hi) if hi > 0 else (2 * lo, 0.0) if lo < 0 else (-1.0, 1.0)
+        # a constant 0 on 0..1: a fraction or a norm stuck at 0 drew negative ticks on -1..1 (make screenshots,
+        # a truncated fraction of 0 beside the completion length)
+        return (0.0, 2 * hi) if hi > 0 else (2 * lo, 0.0) if lo < 0 else (0.0, 1.0)
     pad = span * 0.08
     lower = lo - pad
     if lo >= 0 and lower < 0:

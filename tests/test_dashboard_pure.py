@@ -385,3 +385,15 @@ def test_tick_format_has_the_digits_the_spread_needs():
     assert tick_format(np.array([0.1, 0.5])) == "~g"  # 6 digits are plenty
     assert tick_format(np.array([5.0, 5.0, np.nan])) == "~g"  # a constant: axis_range spreads it from 0
     assert tick_format(np.array([np.nan])) == "~g"
+
+
+def test_axis_range_of_constants_and_fractions():
+    from dashboard.charts import axis_range
+
+    assert axis_range(np.zeros(5)) == (0.0, 1.0)  # a truncated fraction stuck at 0: no negative ticks
+    assert axis_range(np.full(3, 0.05)) == (0.0, 0.1)  # the constant in the middle of an axis from 0
+    assert axis_range(np.full(3, -2.0)) == (-4.0, 0.0)
+    lo, hi = axis_range(np.array([0.1, 0.5]))  # span 0.4, pad 8% = 0.032 each side; 0.068 stays above 0
+    assert abs(lo - 0.068) < 1e-12 and abs(hi - 0.532) < 1e-12
+    assert axis_range(np.array([0.01, 0.5]))[0] == 0.0  # the padding would go below 0: from 0
+    assert axis_range(np.array([np.nan])) is None
