@@ -32,7 +32,7 @@ EXP_GAP = ("policy/rollout_exp_logprob_abs_diff",)
 ENGINE_EXP_DEV = float(np.expm1(ENGINE_LOGP_DIFF))
 # A per-token KL estimate of the rollout to the trainer (k1 or k3): for small gaps KL ~ E[gap^2] / 2, so
 # ENGINE_LOGP_DIFF on every token is 0.005 nats, and a heavy-tailed gap of the same mean has a larger square:
-# 0.01 is beyond that. OpenRLHF's vllm_kl is the same k1 estimate under its own name (_vllm_kl).
+# 0.01 is beyond that. OpenRLHF's vllm_kl is the same k1 estimate under its own name (`vllm_kl` below).
 ENGINE_KL = 0.01
 ROLLOUT_KL = ("policy/rollout_kl",)
 # (column names, bound, what it measures, judged as |x - 1|?): per-token gaps, each on its own scale
@@ -45,8 +45,9 @@ ENGINE_GAPS = ((("policy/rollout_logprob_abs_diff",), ENGINE_LOGP_DIFF, "mean |l
 # log gaps, so |log ratio| <= length x mean |gap|. ENGINE_LOGP_DIFF on every token of an 8,000-token response
 # allows a product anywhere in exp(+-800), and numerics of 1e-4 per token (ratios of 1.0001) already make 0.45 or
 # 2.2. The yardstick is the per-token gap the product implies, |log ratio| / mean length, against
-# ENGINE_LOGP_DIFF; without the length there is none. (The mean of the products sits above the product at the
-# mean gap, Jensen, so this errs towards silence; the per-token columns, when logged, judge the gap itself.)
+# ENGINE_LOGP_DIFF; without the length there is none. (A mean of products is not the product at the mean gap: the
+# spread across responses pulls it up, Jensen, so below 1 this errs towards silence and above 1 towards an alarm;
+# the per-token columns, when logged, judge the gap itself.)
 SEQ_IS = ("policy/rollout_is_seq_ratio_mean", "policy/rollout_is_seq_weight_mean")
 LENGTH = "completions/len_mean"
 # A per-token gap that grows: at fixed weights the engine and the trainer differ by the same numerics at every
