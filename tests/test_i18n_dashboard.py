@@ -103,3 +103,13 @@ def test_grpo_dash_lang_sets_the_default(monkeypatch):
     monkeypatch.setenv("GRPOSCOPE_LANG", "zh")  # what grpo-dash --lang zh hands the app
     at = open_page("diagnosis", run="root/broken_verifier")
     assert at.title[0].value == "诊断" and url_lang(at) is None  # a default, not a choice: the URL stays
+
+
+def test_runs_table_in_chinese_has_no_none_cell_and_translated_placeholders():
+    """An empty error cell is empty (the grid drew a null as the word "None" on a Chinese page), and the pickers'
+    placeholder is Chinese (Streamlit's own was "Choose options")."""
+    at = open_page("runs", lang="zh")
+    table = at.dataframe[0].value
+    assert table["error"].map(lambda v: isinstance(v, str)).all(), table["error"].tolist()
+    assert "" in set(table["error"]) and "None" not in set(table["error"])  # healthy and broken_verifier: no error
+    assert [m.placeholder for m in at.multiselect] == ["请选择"] * len(at.multiselect) and len(at.multiselect) == 3
