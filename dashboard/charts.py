@@ -435,7 +435,7 @@ def _add_shades(fig, panels, frame, x, shades, lang: str) -> None:
             if set(shade.metrics) & set(panel.columns):
                 fig.add_vrect(x0=x0, x1=x1, fillcolor=SEVERITY_COLORS.get(shade.severity, SEVERITY_COLORS["info"]),
                               line_width=0, layer="below", row=row, col=1)
-                name = f"{plot_text(shade.label)} ({i18n.label('steps_range', lang, a=lo, b=hi)})"
+                name = plot_text(shade.label) + i18n.label("in_parens", lang, v=i18n.label("steps_range", lang, a=lo, b=hi))
                 fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legend=_legend(row),
                                          marker={"symbol": "square", "size": 11,
                                                  "color": SEVERITY_MARKS.get(shade.severity, SEVERITY_MARKS["info"])},

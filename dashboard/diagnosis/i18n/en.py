@@ -94,6 +94,7 @@ LABELS: dict[str, str] = {
     "phase_warm_start": "supervised warm start before the first step: step {done} of at most {total}",
     "phase_warm_start_rate": "sampled pass rate {rate} (stops at {target})",
     "phase_first_rollout": "sampling the first rollout",
+    "in_parens": " ({v})",  # a step range after a title or a series name
     "phase_other": "before the first step: {name}",
     "phase_progress": "{done} of {total}",
     "choose_options": "Choose options",

@@ -268,6 +268,7 @@ LABELS: dict[str, str] = {
     "phase_warm_start": "第一步之前的监督预热：第 {done} 步，最多 {total} 步",
     "phase_warm_start_rate": "采样 pass rate {rate}（到 {target} 即停）",
     "phase_first_rollout": "正在采样第一批 rollout",
+    "in_parens": "（{v}）",  # a step range after a title or a series name
     "phase_other": "第一步之前：{name}",
     "phase_progress": "{done} / {total}",
     "choose_options": "请选择",
