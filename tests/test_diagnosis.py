@@ -597,6 +597,24 @@ def test_a_noisy_drift_is_no_sign_bug_and_a_flat_reward_with_idle_steps_is_criti
     assert f.severity == "critical" and any("30 of 40 logged steps had no update" in e.text for e in f.evidence)
 
 
+def test_a_kl_that_climbs_steadily_logged_every_5_steps_is_no_explosion_but_a_sudden_jump_is(tmp_path):
+    # 40 points logged every 5 steps (0-195): the KL to the reference climbs 0 -> 1 nat over the first 100 steps
+    # (a tenth more each point) and stays. Against the level before (a 20-point median ending 5 points earlier:
+    # 100 steps back) the climb at step 85 is 5x; against its last 5 points (0.55-0.75) it is not 3x: a drift
+    s = healthy_series(40)
+    s["reward/mean"] = s["reward/pass_rate"] = 0.5 + np.random.default_rng(4).normal(0, 0.02, 40)  # not rising
+    climb = np.r_[np.linspace(0.0, 1.0, 21), np.full(19, 1.0)] * (1 + np.random.default_rng(5).normal(0, 0.05, 40))
+    s["policy/kl_ref"] = np.abs(climb)
+    run = write(tmp_path, s, name="drift")
+    run.metrics["step"] = run.metrics["step"] * 5
+    assert "kl_clip_explode" not in fired(diagnose(run))
+    # the same end level reached at once at step 100 (0.05 before, 1 after): a jump that stays
+    s["policy/kl_ref"] = np.r_[np.full(20, 0.05), np.full(20, 1.0)] * (1 + np.random.default_rng(6).normal(0, 0.05, 40))
+    run = write(tmp_path, s, name="jump")
+    run.metrics["step"] = run.metrics["step"] * 5
+    assert by_rule(diagnose(run), "kl_clip_explode").severity == "critical"
+
+
 def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike_no_explosion(tmp_path):
     s = healthy_series(100)
     rng = np.random.default_rng(2)

@@ -44,6 +44,9 @@ SHORT, LONG = 5, 20
 # 0.1, a drift of 0.19 nats reads 19). Below T = 1 the KL bars are scaled by 1/T^2 (never lowered above it).
 KL_SCALED_BELOW = 1.0
 SUSTAIN = 3  # logged points in a row: an explosion stays; a spike (one odd batch, Adam's first reuse step) returns
+# ...and it is sudden: at least this many times the few points just before it (a steady climb doubles slowly; an
+# explosion multiplies the KL by 10-100 within a few steps)
+RECENT_JUMP = 3.0
 SUSTAIN_SETTLED = 5  # below the absolute floor the evidence is weaker: it must stay longer to count
 # KL to the reference at the first step: a policy equal to its reference gives 0 there (TRL logs 0 or ~1e-5;
 # a bf16/fp32 numeric mismatch stays near 1e-3). 0.05 nats is an order of magnitude above that and far below
@@ -74,7 +77,23 @@ def _jumps(x: np.ndarray, floor: float, settled_floor: float | None = None, prio
     if settled_floor is not None:
         floors[SHORT + LONG:] = settled_floor
     with np.errstate(invalid="ignore"):
-        return stats.sustained((x > floors) & (x > KL_JUMP * np.fmax(before, floors / KL_JUMP)), sustain)
+        held = stats.sustained((x > floors) & (x > KL_JUMP * np.fmax(before, floors / KL_JUMP)), sustain)
+    return _sudden(x, held, sustain)
+
+
+def _sudden(x: np.ndarray, held: np.ndarray, sustain: int) -> np.ndarray:
+    """`held` without the runs that are a drift, not a jump: a run whose first `sustain` points' median is not
+    RECENT_JUMP times the median of the SHORT points just before it. The level before (a LONG-point median ending
+    SHORT points earlier) lags a KL that climbs steadily, and lags more in steps where a run logs every N steps
+    (LONG points are 20 x N steps): against it a climb 0 -> 1 nat over 100 steps, logged every 5, read as a jump.
+    x, held: (T,) -> (T,) bool"""
+    out = held.copy()
+    for i0, i1 in stats.runs_of(held):
+        recent = x[max(0, i0 - SHORT):i0]
+        recent = recent[np.isfinite(recent)]
+        if len(recent) and np.nanmedian(x[i0:i0 + sustain]) <= RECENT_JUMP * float(np.median(recent)):
+            out[i0:i1 + 1] = False
+    return out
 
 
 def level_before(x: np.ndarray, prior: np.ndarray, early: float | None = None) -> np.ndarray:
