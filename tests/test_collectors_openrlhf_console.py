@@ -79,6 +79,16 @@ def test_a_log_written_by_openrlhfs_logger_with_thousands_of_lines_between_steps
     assert list(open_run(tmp_path).metrics["step"]) == list(range(1, 13))
 
 
+def test_a_step_of_thousands_of_digits_is_a_line_that_does_not_parse(tmp_path):
+    # the fuzzer's huge integer in place of a step number: int() refuses past 4,300 digits (an internal ValueError
+    # before); such a line is no step, and the others are read
+    path = tmp_path / "train.log"
+    write_log(path, steps=4, noise_lines=5)
+    text = path.read_text()
+    path.write_text(text.replace("Global step 3:", "Global step " + "9" * 5000 + ":", 1))
+    assert open_run(path).metrics["step"].tolist() == [1, 2, 4]
+
+
 @pytest.mark.parametrize(("ray", "colour"), [(True, True), (False, False)])
 def test_with_or_without_rays_prefix(tmp_path, ray, colour):
     path = tmp_path / "train.log"

@@ -69,8 +69,10 @@ STEP_MARK = b"Global step "
 SPARKLE = "\u2728".encode()  # the sparkle both of OpenRLHF's lines start their message with
 EVAL_MARK = b"eval_metrics: {"
 ARGS_MARK = b"amespace("  # Namespace( (argparse) and namespace( (SimpleNamespace, 0.10 on)
-_STEP_RE = re.compile(rb"Global step (\d+): (\{.*)$")  # a dict cut short is a step line that does not parse
-_EVAL_RE = re.compile(rb"global_step (\d+), eval_metrics: (\{.*)$")
+# a dict cut short is a step line that does not parse; so is a step of more than 18 digits (no int64, and int()
+# refuses past 4,300 digits)
+_STEP_RE = re.compile(rb"Global step (\d{1,18}): (\{.*)$")
+_EVAL_RE = re.compile(rb"global_step (\d{1,18}), eval_metrics: (\{.*)$")
 _ARGS_RE = re.compile(rb"^(?:\x1b\[[0-9;]*m)*(?:\([^()]*\)\s*)?(?:\x1b\[[0-9;]*m)*\s*([Nn]amespace\(.*\))\s*$")
 _PID_RE = re.compile(rb"^(?:\x1b\[[0-9;]*m)*\(([A-Za-z_][\w.]*) pid=(\d+)")
 # A plain status dict (keys and values without quotes or escapes inside) is JSON once its quotes are swapped
