@@ -22,9 +22,6 @@ ROOTS = ("kl_clip_explode", "non_finite")
 # one way, so its groups tie and its reward stops moving from then on. A level of low entropy from the start is no
 # collapse and explains nothing (EXPLAINED_BY below says why).
 PARTIAL_ROOTS = {"entropy_collapse": ("zero_variance_groups", "reward_flat")}
-# root -> (what happened, the check to make first), for the note a consequence carries
-HAPPENED = {"kl_clip_explode": ("the run exploded", "the explosion"), "non_finite": ("the run exploded", "the explosion"),
-            "entropy_collapse": ("the entropy collapsed", "the collapse")}
 # A finding another one explains, by mechanism: groups whose responses come out alike score alike, so their
 # zero-variance groups are low_diversity's consequence, when that finding shows the responses are made alike (a
 # sampling temperature from the config, or groups of one identical text in the samples). An entropy near 0 alone
@@ -48,6 +45,20 @@ def _onset(f: Finding, roots: dict[str, int]) -> tuple[str, int] | None:
     return (min(able)[1], min(able)[0]) if able else None
 
 
+def _note(root: str, onset: int, before: int | None):
+    """The evidence line a consequence of `root` (which began at step `onset`) carries; `before`: its own logged
+    steps before the onset when it began earlier, None when it began after."""
+    if root in PARTIAL_ROOTS:  # the entropy collapse
+        text = (f"begins after the entropy collapsed at step {onset}: a consequence; check the collapse first"
+                if before is None else f"only {before} logged step(s) before the entropy collapsed at step {onset}: "
+                "mostly a consequence; check the collapse first")
+    else:
+        text = (f"begins after the run exploded at step {onset}: a consequence; check the explosion first"
+                if before is None else f"only {before} logged step(s) before the run exploded at step {onset}: "
+                "mostly a consequence; check the explosion first")
+    return evidence("step", float(onset), None, f"first step of {root}", text)
+
+
 def demote_consequences(findings: list[Finding], steps: np.ndarray | None = None) -> list[Finding]:
     """findings -> the same findings, where a critical one resting on the steps after the earliest critical root
     that can explain it (an explosion explains anything, a collapse what it makes) is a warning with one more line
@@ -63,13 +74,8 @@ def demote_consequences(findings: list[Finding], steps: np.ndarray | None = None
     for f in findings:
         hit = _onset(f, roots) if f.severity == "critical" and f.step_range else None
         if hit is not None and _after(f.step_range[0], hit[1], steps):
-            (what, first), onset = HAPPENED[hit[0]], hit[1]
-            note = evidence("step", float(onset), None, f"first step of {hit[0]}",
-                            f"begins after {what} at step {onset}: a consequence; check {first} first"
-                            if f.step_range[0] > onset else
-                            f"only {int(np.sum((steps >= f.step_range[0]) & (steps < onset)))} logged step(s) before "
-                            f"{what} at step {onset}: mostly a consequence; check {first} first")
-            f = replace(f, severity="warning", evidence=(*f.evidence, note))
+            before = None if f.step_range[0] > hit[1] else int(np.sum((steps >= f.step_range[0]) & (steps < hit[1])))
+            f = replace(f, severity="warning", evidence=(*f.evidence, _note(hit[0], hit[1], before)))
         out.append(f)
     return out
 

@@ -793,6 +793,17 @@ HINTS: dict[tuple[str, str], str] = {
                            "collectors.trl.GrpoScopeCallback(\"runs/NAME\") 加进 trainer 的 callbacks 来保留它们。",
     ("mlflow", "config"): "这次训练没有参数：启动时没有调用 mlflow.log_params（TRL 的 callback 会记录 trainer 的参数，"
                           "超过 MLflow 长度限制的除外）",
+    ("wandb-csv", "samples"): "图表导出只有画出来的指标，没有回答；训练目录（wandb/run-*）或 collectors.trl.GrpoScopeCallback "
+                              "会保留它们。",
+    ("wandb-csv", "config"): "图表导出里没有配置；请改为打开训练目录（wandb/run-*，其中的 config.yaml），或把配置以 "
+                             "config*.yaml 放在 CSV 旁边。",
+    ("tensorboard-csv", "samples"): "TensorBoard 的标量下载每个文件只有一个 tag，没有回答；训练的事件文件（logdir）里有它的文本摘要，"
+                                    "collectors.trl.GrpoScopeCallback 会保留回答。",
+    ("tensorboard-csv", "config"): "标量下载里没有配置；请打开 logdir 本身（它的 `args` 文本摘要），或把配置以 config*.yaml "
+                                   "放在 CSV 旁边。",
+    ("trl-notebook", "samples"): "notebook 的进度表只有记录的指标；TRL 的 `log_completions=True` 会把 completion 以表格打印进 "
+                                 "notebook，collectors.trl.GrpoScopeCallback 会保留它们。",
+    ("trl-notebook", "config"): "配置从 notebook 代码中以字面值写出的 GRPOConfig(...) 调用读取；以变量名或表达式给出的值无法得知。",
 }
 
 # Why a run key was refused, or an entry of a root not read (dashboard.paths.resolve_run, collectors.discovery),

@@ -86,7 +86,7 @@ LR_KEYS = ("actor_learning_rate", "actor.adam.lr", "actor_rollout_ref.actor.opti
 CLIP_PAIRS = (("eps_clip_low_high",), ("clip_ratio_low", "clip_ratio_high"), ("algo.clip_eps_low", "algo.clip_eps_high"),
               ("epsilon", "epsilon_high"))
 CLIP_SINGLE = ("eps_clip", "clip_ratio", "cliprange", "epsilon")
-TRL_SOURCES = ("trl", "trl-console")
+TRL_SOURCES = ("trl", "trl-console", "trl-notebook")
 
 
 def on_policy_steps(d: RunData) -> tuple[np.ndarray, str] | None:
