@@ -132,16 +132,18 @@ class EarlyRun:
 
 @contextlib.contextmanager
 def record(cfg: Config, run_dir: Path, info: dict, stop: StopOnSignal, guard=None,
-           main: bool = True, writer=None) -> Iterator[Recorder]:
-    """Open the run (rank 0; or carry on with `writer`, an EarlyRun's), yield its Recorder, and close it:
+           main: bool = True, early_writer=None) -> Iterator[Recorder]:
+    """Open the run (rank 0; or carry on with `early_writer`, an EarlyRun's), yield its Recorder, and close it:
     failed after a signal, stopped when the guard asked, finished otherwise; an exception inside leaves it to
     the RunWriter (failed, with it)."""
     from collectors import RunWriter
 
     flat = to_dict(cfg)
-    writing = (writer if writer is not None else RunWriter(run_dir, name=cfg.name or None, config=flat)) if main \
-        else contextlib.nullcontext(None)
-    with writing as writer:
+    if not main:
+        opened = contextlib.nullcontext(None)
+    else:
+        opened = early_writer or RunWriter(run_dir, name=cfg.name or None, config=flat)
+    with opened as writer:
         if main:
             writer.set_phase("first_rollout")  # sampling, scoring and the first update: until the first step
             writer.update_meta(**info)

@@ -44,8 +44,8 @@ def test_a_phase_of_the_wrong_type_is_refused_naming_the_field(tmp_path):
 def test_phase_in_words_in_both_languages():
     phase = {"name": "warm_start", "done": 300, "total": 2000,
              "detail": {"sampled_pass_rate": 0.2134, "target_pass_rate": 0.4}}
-    assert phase_text(phase, "en") == ("supervised warm start before the first step: step 300 of at most 2000 · "
-                                       "sampled pass rate 0.21 (stops at 0.4)", 0.15)
+    assert phase_text(phase, "en") == (("supervised warm start before the first step: step 300 of at most 2000 · "
+                                        "sampled pass rate 0.21 (stops at 0.4)"), 0.15)
     assert phase_text(phase, "zh") == ("第一步之前的监督预热：第 300 步，最多 2000 步 · 采样 pass rate 0.21（到 0.4 即停）",
                                        0.15)
     assert phase_text({"name": "first_rollout", "done": None, "total": None}, "zh") == ("正在采样第一批 rollout", None)

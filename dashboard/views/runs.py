@@ -36,8 +36,10 @@ if status_filter:
 if source_filter:
     shown = shown[shown["source"].isin(source_filter)]
 
+
 def status_cell(status: str, phase) -> str:
-    """'running · supervised warm start ...: step 300 of at most 2000 (15%)' for a run before its first step."""
+    """'running · supervised warm start before the first step: step 300 of at most 2000 · ...' for a run before
+    its first step (run.json's phase); the status word alone otherwise."""
     shown = phase_text(phase, ui.lang()) if status == "running" else None
     return ui.status_word(status) + (f" · {shown[0]}" if shown else "")
 
