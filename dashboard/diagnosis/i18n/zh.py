@@ -654,8 +654,8 @@ ANSWERS: tuple[tuple[str, str], ...] = (
     (r"generated without vLLM engines \(vllm_num_engines (?P<v>\S+)\)", "不经 vLLM 生成（vllm_num_engines {v}）"),
     ((r"ratio per token; loss averaged over all tokens of each micro-batch first \(token-level\), micro-batches then "
       r"averaged by gradient accumulation"), "ratio 逐 token；loss 先在每个微批次的所有 token 上平均（token 级），各微批次再由梯度累积平均"),
-    (r"loss averaged over all tokens of each micro-batch first \(token-level\), micro-batches then averaged by "
-     r"gradient accumulation", "loss 先在每个微批次的所有 token 上平均（token 级），各微批次再由梯度累积平均"),
+    ((r"loss averaged over all tokens of each micro-batch first \(token-level\), micro-batches then averaged by "
+      r"gradient accumulation"), "loss 先在每个微批次的所有 token 上平均（token 级），各微批次再由梯度累积平均"),
     (r"loss averaged over each response's tokens, then over responses", "loss 先在每个回答的 token 上平均，再在回答之间平均"),
     (r"vLLM's (?:own )?log-probs feed a truncated importance-sampling correction \(threshold (?P<t>\S+)\)",
      "vLLM 的 log-prob 用于截断的重要性采样修正（阈值 {t}）"),
