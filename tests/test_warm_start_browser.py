@@ -70,9 +70,10 @@ def test_the_trainer_shows_its_warm_start_from_the_first_second(server, root, br
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         end = time.monotonic() + 120
-        while not (run / "run.json").exists():
+        # the writer creates run.json, then the trainer sets its phase (a second write, moments later)
+        while not (run / "run.json").exists() or read_json(run / "run.json").get("phase") is None:
             assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < end, "no run.json within 120 s of starting the trainer"
+            assert time.monotonic() < end, "no run.json with its phase within 120 s of starting the trainer"
             time.sleep(0.2)
         meta = read_json(run / "run.json")
         assert meta["status"] == "running" and meta["last_step"] is None
