@@ -166,6 +166,10 @@ def test_config_questions_are_shown_whole(server, page):
     cut = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stTable] td, [data-testid=stTable] th')]
                            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
     assert not cut
+    # st.table renders its cells as Markdown: the index named "#" was an empty <h1> that made the header row
+    # three rows tall (98 px against 30)
+    assert page.evaluate("() => document.querySelectorAll('[data-testid=stTable] h1, [data-testid=stTable] h2')"
+                         ".length") == 0
 
 
 def test_samples_all_groups_are_compact_and_top_n_applies(server, page):

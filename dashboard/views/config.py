@@ -31,7 +31,7 @@ answers = [i18n.localise_answer(a, lang) for a in config_questions.answer_questi
 # st.table renders Markdown in its cells: every cell escaped (an answer quotes the run's own config values)
 st.table(pd.DataFrame([{i18n.label("question", lang): escape_md(a.question), i18n.label("answer", lang): escape_md(a.answer),
                         i18n.label("config_keys", lang): escape_md(", ".join(a.keys))} for a in answers],
-                      index=pd.Index([a.number for a in answers], name="#")))
+                      index=pd.Index([a.number for a in answers])))  # unnamed: st.table renders a name as Markdown, and "#" is a heading
 focus = st.query_params.get("key")
 
 st.subheader(t("full_config"))
