@@ -231,9 +231,9 @@ def test_escape_md_neutralises_images_and_html():
     from dashboard.data import Health
 
     assert text.health_label(Health("healthy")) == "✅ ok"
-    assert text.health_label(Health("not_learning", 2, 1)) == "🔴 not learning: 2 critical, 1 warning"
+    assert text.health_label(Health("not_learning", 2, 3)) == "🔴 not learning: 2 critical, 3 warning(s)"
     assert text.health_label(Health("healthy"), "failed") == "❌ failed, no finding in the metrics"
-    assert "1 warning" in text.health_label(Health("healthy", 0, 1), "failed")
+    assert "1 warning(s)" in text.health_label(Health("healthy", 0, 1), "failed")
 
 
 def test_cli_runs_streamlit_headless_on_localhost(tmp_path):

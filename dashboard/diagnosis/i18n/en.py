@@ -196,7 +196,7 @@ LABELS: dict[str, str] = {
     "health_not_learning": "not learning",
     "health_unstable": "unstable",
     "health_n_critical": "{n} critical",
-    "health_n_warning": "{n} warning",
+    "health_n_warning": "{n} warning(s)",
     "health_join": ", ",
     "health_not_judged": "not judged",
     "health_refused": "🚫 refused: not read",
