@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -22,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from collectors.meta import RunError, RunMeta
-from collectors.readers.folders import MAX_FILES, by_file_state, head_of, side_config
+from collectors.readers.folders import MAX_FILES, by_file_state, head_of
 from collectors.readers.keymaps import FAMILIES
-from collectors.readers.text.rows import TextRun
+from collectors.readers.text.whole_files import WholeFilesRun, files_of
 from collectors.run import Problem
 from collectors.schema import METRICS
 from collectors.sources import launch_target, no_parts, register_source, split_launch
@@ -47,14 +46,8 @@ is_scalars = by_file_state(_is_scalars)
 
 
 def scalar_files(target: str) -> list[Path]:
-    p = Path(target)
-    if not p.is_dir():
-        return [p] if is_scalars(target) else []
-    try:
-        names = sorted(e.path for e in os.scandir(p) if e.name.endswith(SUFFIX) and e.is_file())
-    except OSError:
-        return []
-    return [Path(f) for f in names[:MAX_FILES * 5] if is_scalars(f)]  # a tag a file: a run has dozens
+    """The scalar downloads a target names (a tag a file: a run has dozens, so five times MAX_FILES)."""
+    return files_of(target, SUFFIX, is_scalars, MAX_FILES * 5)
 
 
 def run_and_tag(path: Path) -> tuple[str | None, str]:
@@ -105,8 +98,10 @@ def list_launches(target: str) -> list[str]:
     return [launch_target(target, r) for r in runs] if len(runs) > 1 else []
 
 
-class ScalarCsvRun(TextRun):
-    """The scalar files of one run; read again whole when one of them changes (downloads are small)."""
+class ScalarCsvRun(WholeFilesRun):
+    """The scalar files of one run (downloads are small: read whole)."""
+
+    changed = "a scalar file changed; read again"
 
     def __init__(self, target: str) -> None:
         base, launch = split_launch(target)
@@ -118,39 +113,11 @@ class ScalarCsvRun(TextRun):
             launch = next(iter(runs))
         if launch not in runs:
             raise RunError(f"{base}: no run {launch!r} among these scalar files; runs: {', '.join(sorted(runs))}")
-        self.files = runs[launch]
         name = launch if Path(base).is_dir() else Path(base).stem
-        super().__init__(base, RunMeta(run_id=launch, name=name, source="tensorboard-csv"))
-        self._state: tuple | None = None
-        config, where, wrong = side_config(self.files[0])
-        if wrong:
-            self._note(Problem(where, f"{wrong}; the run has no config"))
-        elif config:
-            self.meta.config, self.meta.info["config_source"] = config, where
-        self.refresh()
+        super().__init__(base, RunMeta(run_id=launch, name=name, source="tensorboard-csv"), runs[launch])
+        self._start()
 
-    def _stamp(self) -> tuple:
-        out = []
-        for f in self.files:
-            try:
-                st = f.stat()
-                out.append((str(f), st.st_size, st.st_mtime_ns))
-            except OSError:
-                out.append((str(f), None, None))
-        return tuple(out)
-
-    def _read_new(self) -> list[pd.DataFrame]:
-        stamp = self._stamp()
-        if stamp == self._state:
-            return []
-        if self._state is not None:
-            self._reset(self.path.name, "a scalar file changed; read again")
-        self._state = stamp
-        frames = [f for f in (self._scalar(p) for p in self.files) if f is not None]
-        # one row per point of each tag; _emit merges a step's tags into one row
-        return self._emit(pd.concat(frames, ignore_index=True, sort=False), self.path.name) if frames else []
-
-    def _scalar(self, path: Path) -> pd.DataFrame | None:
+    def _frame(self, path: Path) -> pd.DataFrame | None:
         """`step`, `wall_time` and the tag's column of one file; rows that are not three cells are named."""
         try:
             rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig", errors="replace"), newline="")))

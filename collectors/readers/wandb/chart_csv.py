@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from pathlib import Path
 
@@ -23,8 +22,8 @@ import numpy as np
 import pandas as pd
 
 from collectors.meta import RunError, RunMeta
-from collectors.readers.folders import MAX_FILES, by_file_state, head_of, side_config
-from collectors.readers.text.rows import TextRun
+from collectors.readers.folders import MAX_FILES, by_file_state, head_of
+from collectors.readers.text.whole_files import WholeFilesRun, files_of
 from collectors.run import Problem
 from collectors.sources import launch_target, no_parts, register_source, split_launch
 
@@ -73,14 +72,7 @@ is_chart = by_file_state(_is_chart)
 
 def chart_files(target: str) -> list[Path]:
     """The chart exports a target names: the file itself, or the first MAX_FILES of a folder's, by name."""
-    p = Path(target)
-    if not p.is_dir():
-        return [p] if is_chart(target) else []
-    try:
-        names = sorted(e.path for e in os.scandir(p) if e.name.endswith(SUFFIX) and e.is_file())
-    except OSError:
-        return []
-    return [Path(f) for f in names[:MAX_FILES] if is_chart(f)]
+    return files_of(target, SUFFIX, is_chart, MAX_FILES)
 
 
 def launch_id(run: str) -> str:
@@ -99,61 +91,28 @@ def list_launches(target: str) -> list[str]:
     return [launch_target(target, launch_id(r)) for r in runs]
 
 
-class ChartCsvRun(TextRun):
-    """One run of one or more chart exports; every file is read again whole when one of them changes (a chart
-    export is a few thousand rows)."""
+class ChartCsvRun(WholeFilesRun):
+    """One run of one or more chart exports (a chart export is a few thousand rows: read whole)."""
+
+    changed = "a chart export changed; read again"
 
     def __init__(self, target: str) -> None:
         base, launch = split_launch(target)
-        self.files = chart_files(base)
-        if not self.files:
+        files = chart_files(base)
+        if not files:
             raise RunError(f"{base}: no W&B chart export here (a CSV whose columns read '<run> - <metric>', "
                            "'<run> - <metric>__MIN', '<run> - <metric>__MAX')")
-        names = {launch_id(r): r for f in self.files for r in chart_columns(_header(str(f)) or []) or {}}
+        names = {launch_id(r): r for f in files for r in chart_columns(_header(str(f)) or []) or {}}
         if launch is None and len(names) == 1:
             launch = next(iter(names))
         if launch not in names:
             raise RunError(f"{base}: no run {launch!r} in this chart export; runs: {', '.join(sorted(names))}")
         self.run_name = names[launch]
-        super().__init__(base, RunMeta(run_id=launch, name=self.run_name, source="wandb-csv"))
+        super().__init__(base, RunMeta(run_id=launch, name=self.run_name, source="wandb-csv"), files)
         self.meta.info["launch"] = launch
-        self._state: tuple | None = None
-        self._side_config()
-        self.refresh()
+        self._start()
 
-    def _side_config(self) -> None:
-        """A config*.yaml|yml|json beside the export(s), as the run's config (folders.side_config)."""
-        config, where, wrong = side_config(self.files[0])
-        if wrong:
-            self._note(Problem(where, f"{wrong}; the run has no config"))
-        elif config:
-            self.meta.config = config
-            self.meta.info["config_source"] = where
-
-    def _stamp(self) -> tuple:
-        out = []
-        for f in self.files:
-            try:
-                st = f.stat()
-                out.append((str(f), st.st_size, st.st_mtime_ns))
-            except OSError:
-                out.append((str(f), None, None))
-        return tuple(out)
-
-    def _read_new(self) -> list[pd.DataFrame]:
-        stamp = self._stamp()
-        if stamp == self._state:
-            return []
-        if self._state is not None:
-            self._reset(self.path.name, "a chart export changed; read again")
-        self._state = stamp
-        frames = [f for f in (self._chart(p) for p in self.files) if f is not None]
-        if not frames:
-            return []
-        # one row per x of each chart; _emit merges the charts' rows of one step (each column's value kept)
-        return self._emit(pd.concat(frames, ignore_index=True, sort=False), self.path.name)
-
-    def _chart(self, path: Path) -> pd.DataFrame | None:
+    def _frame(self, path: Path) -> pd.DataFrame | None:
         """Step and this run's metric columns (named by their keys) of one export; None when it has none. A row
         whose cells do not match the header is named and left out; the rest of the chart is read."""
         try:
