@@ -10,6 +10,7 @@ downloads its own. Screenshots are saved under tests/artifacts/ (git-ignored) fo
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -60,14 +61,15 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
     raise RuntimeError(f"grpo-dash did not answer at {url} within {timeout_s:.0f} s")
 
 
-@pytest.fixture(scope="module")
-def server(root):
+@contextlib.contextmanager
+def dash_server(args: list[str], cwd: Path, env: dict | None = None):
+    """`grpo-dash ARGS --port P` started as a user starts it (the installed entry point), in `cwd`; yields its
+    URL once healthy and stops it after."""
     port = free_port()
-    launcher = Path(sys.executable).with_name("grpo-dash")  # the installed entry point, as a user starts it
+    launcher = Path(sys.executable).with_name("grpo-dash")
     cmd = [str(launcher)] if launcher.exists() else [sys.executable, "-m", "dashboard.cli"]
-    cmd += [str(root), "--port", str(port), "--host", "127.0.0.1"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.Popen([*cmd, *args, "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, cwd=cwd, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc, START_TIMEOUT_S)
@@ -79,6 +81,12 @@ def server(root):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(root):
+    with dash_server([str(root), "--host", "127.0.0.1"], Path(__file__).resolve().parents[1]) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -19,18 +19,14 @@ import base64
 import csv
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from browser_fixtures import (  # noqa: F401 - the fixtures are used by name
     RENDER_TIMEOUT_MS,
-    START_TIMEOUT_S,
     browser,
-    free_port,
+    dash_server,
     screenshot,
-    wait_healthy,
     wait_rendered,
 )
 from hostile_roots import NEVER_SHOWN, hostile_folder, make_layout
@@ -64,23 +60,9 @@ def watch(layout, tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(layout, watch, tmp_path_factory):
     cwd = hostile_folder(tmp_path_factory.mktemp("cwd"))  # its config.toml switches every protection off
-    port = free_port()
-    launcher = Path(sys.executable).with_name("grpo-dash")  # the installed entry point, as a user starts it
-    cmd = [str(launcher)] if launcher.exists() else [sys.executable, "-m", "dashboard.cli"]
-    cmd += [*map(str, layout.roots), "--port", str(port), "--lang", "en"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(url, proc, START_TIMEOUT_S)
+    with dash_server([*map(str, layout.roots), "--lang", "en"], cwd, env) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
