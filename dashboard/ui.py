@@ -65,6 +65,10 @@ def language_switch() -> str:
         st.session_state[LANG] = picked
     if LANG in st.session_state:
         st.query_params["lang"] = st.session_state[LANG]
+    if lang() != "en":
+        # Streamlit writes "Press Enter to apply" under a text box being typed in, in English whatever the page's
+        # language and with no option to change it; the box applies on Enter all the same
+        st.html("<style>[data-testid='InputInstructions']{display:none}</style>")
     return lang()
 
 

@@ -56,3 +56,20 @@ def test_chinese_diagnosis_page_renders(server, page):
     link = page.get_by_test_id("stPageLink").filter(has_text="打开 样本").first
     link.wait_for(timeout=RENDER_TIMEOUT_MS)
     assert "lang=zh" in (link.locator("a").first.get_attribute("href") or "")
+
+
+@pytest.mark.parametrize(("lang", "shown"), [("zh", False), ("en", True)])
+def test_typing_in_a_box_shows_no_english_hint_on_chinese_pages(server, page, lang, shown):
+    # Streamlit writes "Press Enter to apply" under a text box being typed in, in English only: hidden on the
+    # Chinese pages (the box applies on Enter all the same), left as Streamlit draws it on the English ones
+    page.goto(f"{server}/?lang={lang}")
+    wait_rendered(page, "训练列表" if lang == "zh" else "Runs")
+    box = page.get_by_test_id("stTextInput").locator("input").first
+    box.click()
+    box.type("broken")
+    hint = page.get_by_test_id("InputInstructions").first
+    hint.wait_for(state="attached", timeout=RENDER_TIMEOUT_MS)
+    page.wait_for_timeout(500)
+    assert hint.is_visible() == shown
+    if lang == "zh":
+        assert "Press Enter" not in page.inner_text("body")
