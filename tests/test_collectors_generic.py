@@ -63,6 +63,23 @@ def test_a_step_whose_keys_come_on_two_lines_is_one_step_in_parts(tmp_path):
         assert [p.message for p in r.problems] == ["1 step(s) logged more than once (3); the last write is kept"]
 
 
+def test_a_step_column_named_in_another_case_is_the_step(tmp_path):
+    # a CSV saved from a spreadsheet or written by hand: "Step", "Reward", "KL"; and a JSONL with "Global_Step"
+    f = tmp_path / "log.csv"
+    f.write_text("Step,Reward,KL\n1,0.1,0.01\n2,0.2,0.02\n")
+    assert detect_source(f) == "generic"
+    m = open_run(f).metrics
+    assert m["step"].tolist() == [1, 2] and m["reward/mean"].tolist() == [0.1, 0.2]
+    assert m["policy/kl_ref"].tolist() == [0.01, 0.02]
+    g = tmp_path / "log.jsonl"
+    g.write_text('{"Global_Step": 5, "reward": 0.5}\n{"Global_Step": 6, "reward": 0.6}\n')
+    assert open_run(g).metrics["step"].tolist() == [5, 6]
+    # a name as written wins over one in another case
+    h = tmp_path / "both.csv"
+    h.write_text("Step,step,reward\n9,1,0.1\n9,2,0.2\n")
+    assert open_run(h).metrics["step"].tolist() == [1, 2]
+
+
 def test_synonyms_counts_as_fraction_and_zero_columns_not_measured(tmp_path):
     f = tmp_path / "metrics.jsonl"
     rows = [{"step": s, "mean_reward": 0.5 * s, "avg_gen_tokens": 100 + s, "entropy": 0.0, "approx_kl": 0.0,

@@ -32,6 +32,17 @@ from collectors.run import Problem
 from collectors.sources import no_parts, register_source
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "iteration", "iter", "_step")
+
+
+def step_column(columns) -> str | None:
+    """The column that holds the step: a STEP_KEYS name as written, else one that differs only in case (`Step`,
+    `Global_Step`: a CSV written by hand or by a spreadsheet); the first of STEP_KEYS' order wins."""
+    names = [str(c) for c in columns]
+    for k in STEP_KEYS:
+        if k in names:
+            return k
+    lowered = {n.lower(): n for n in reversed(names)}
+    return next((lowered[k] for k in STEP_KEYS if k in lowered), None)
 _HEAD_BYTES = 1 << 16
 
 
@@ -50,12 +61,12 @@ def detect(target: str) -> bool:
     head = _head(p)
     first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
     if p.suffix == ".csv":
-        return any(k in [c.strip().strip('"') for c in first.split(",")] for k in STEP_KEYS)
+        return step_column(c.strip().strip('"') for c in first.split(",")) is not None
     if p.suffix == ".json":
         start = head.lstrip()[:1]
         text = head.decode("utf-8", "replace")
         return (start == b"[" or '"log_history"' in text) and any(f'"{k}"' in text for k in STEP_KEYS)
-    return first.lstrip().startswith("{") and any(f'"{k}"' in first for k in STEP_KEYS)
+    return first.lstrip().startswith("{") and any(f'"{k}"' in first.lower() for k in STEP_KEYS)
 
 
 def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
@@ -116,13 +127,13 @@ class GenericRun(TextRun):
         return self._rows(frame, nans, lines)
 
     def _rows(self, frame: pd.DataFrame, nans: dict[str, np.ndarray], lines: np.ndarray) -> list[pd.DataFrame]:
-        step_key = next((k for k in STEP_KEYS if k in frame.columns), None)
+        step_key = step_column(frame.columns)
         if step_key is None:
             if len(frame):
                 self._note(Problem(self.path.name, f"line {lines[0]}: no integer step ({', '.join(STEP_KEYS[:4])}); "
                                                    "skipped"))
             return []
-        others = [k for k in STEP_KEYS if k in frame.columns and k != step_key]
+        others = [c for c in frame.columns if str(c).lower() in STEP_KEYS and c != step_key]
         frame = frame.drop(columns=others).rename(columns={step_key: "step"})
         if summary := [c for c in frame.columns if c in TRAINER_SUMMARY_KEYS]:
             # the Trainer's end-of-training summary (a log_history's last entry): not a step's metric
