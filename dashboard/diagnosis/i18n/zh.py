@@ -622,8 +622,8 @@ NOT_JUDGED: tuple[tuple[str, str], ...] = (
     (r"(?P<v>.+) has no group baseline: group statistics do not apply", "{v} 没有组内 baseline：组内统计不适用"),
     (r"no eval metric \(eval/pass_rate or eval/reward_mean\) is logged", "没有记录 eval 指标（eval/pass_rate 或 eval/reward_mean）"),
     (r"neither policy/ratio_first_step nor a framework's stand-in .*", ("既没有 policy/ratio_first_step，也没有框架的替代量"
-     "（TRL 在 on-policy 步上的 clip fraction、LR warm-up 中第 1 步的 clip fraction 或 old 与 current 的 KL、vLLM、verl 或 "
-     "OpenRLHF 的 rollout 与训练端 log-prob 差）")),
+     "（TRL 在 on-policy 步上的 clip fraction、LR warm-up 中第 1 步的 clip fraction 或 old 与 current 的 KL、推理引擎的 "
+     "rollout 与训练端 log-prob 差：TRL 配 vLLM、verl、OpenRLHF、NeMo-RL、slime、AReaL、prime-rl、ms-swift 记录的那种）")),
     (r"neither policy/kl_ref nor policy/clipfrac is logged", "policy/kl_ref 和 policy/clipfrac 都没有记录"),
     (r"(?P<a>\S+) and (?P<b>\S+) are not logged", "{a} 和 {b} 都没有记录"),
     (r"neither the sampling temperature, the entropy nor sample texts are available", "采样温度、entropy 和样本文本都没有"),

@@ -292,7 +292,8 @@ def from_proxies(d: RunData):
         return NotJudged("first_step_ratio", "neither policy/ratio_first_step nor a framework's stand-in (TRL's clip "
                          "fraction on its on-policy steps: step 1, or the first step of a generation batch with "
                          "num_iterations > 1; a clip fraction or old-vs-current KL at a step 1 in learning-rate "
-                         "warm-up; vLLM, verl or OpenRLHF rollout-vs-training log-prob gaps) is logged")
+                         "warm-up; a serving engine's rollout-vs-training log-prob gap, as TRL with vLLM, verl, "
+                         "OpenRLHF, NeMo-RL, slime, AReaL, prime-rl and ms-swift log it) is logged")
     rng = (int(d.steps[0]), int(d.steps[-1]))
     if first or one:
         ev = list(first)
