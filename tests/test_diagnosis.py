@@ -645,6 +645,11 @@ def test_a_kl_level_from_the_first_step_is_a_reference_mismatch_and_a_lone_spike
     assert any(n.rule_id == "reference_mismatch" and "step 1" in n.reason for n in diagnose(run).not_judged)
     run.meta.source = "trl"
     assert by_rule(diagnose(run), "reference_mismatch").evidence[0].value == pytest.approx(s["policy/kl_ref"][0])
+    # a KL logged with no finite value (a number of 5,000 digits read as -inf, the fuzzer's case): not judged,
+    # where the rule failed on an empty series before
+    one = write(tmp_path, {k: v[:1] for k, v in s.items()} | {"policy/kl_ref": np.array([-np.inf])}, name="inf")
+    reasons = {n.rule_id: n.reason for n in diagnose(one).not_judged}
+    assert reasons["reference_mismatch"] == "policy/kl_ref is not logged (or only as placeholder zeros)"
 
 
 def test_a_kl_of_tempered_log_probs_is_judged_on_the_scale_of_temperature_one(tmp_path):

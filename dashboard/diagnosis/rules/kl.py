@@ -265,7 +265,7 @@ def _reward_after(d: RunData, step: int) -> stats.Trend | None:
 @rule("reference_mismatch", "KL to the reference far from 0 at the first step", "reference_mismatch")
 def reference_mismatch(d: RunData):
     kl = d.dense("policy/kl_ref")
-    if kl is None:
+    if kl is None or not len(kl[0]):  # logged, but with no finite value
         return NotJudged("reference_mismatch", "policy/kl_ref is not logged (or only as placeholder zeros)")
     steps, x = kl
     if steps[0] > FIRST_STEPS - (d.source in ZERO_BASED_SOURCES):
