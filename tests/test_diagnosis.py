@@ -1011,3 +1011,17 @@ def test_the_reward_scale_of_a_run_whose_steps_mostly_have_no_spread_is_the_spre
     assert scale([0, 0, 0, 0, 0.5, 0.5], [0, 0, 0, 0, 0.5, 0.5])[0] == pytest.approx(math.sqrt(1 / 6 - 1 / 36))
     assert scale([0.0, 0.3, 0.5], [0.2, 0.4, 0.5]) == (0.3, "median per-step reward std")  # above 0: as before
     assert scale([0.0] * 5, [0.0] * 5)[1] == "no spread logged (taken as 1)"  # nothing varies at all
+
+
+def test_a_damaged_config_number_leaves_every_rule_standing(tmp_path):
+    # make fuzz's cases: a count of 5,000 digits read as inf, a NaN where a batch size was; the rules that count
+    # optimizer steps per rollout failed on them (int(inf), int(nan)) and showed as not judged
+    s = healthy_series(40)
+    s["policy/clipfrac"] = np.full(40, 0.01)
+    damaged = {"num_iterations": float("inf"), "logging_steps": 1, "gradient_accumulation_steps": 1,
+               "data.train_batch_size": float("nan"), "actor.ppo_mini_batch_size": 4,
+               "rollout_batch_size": float("inf"), "n_samples_per_prompt": 8, "train_batch_size": 16}
+    run = write(tmp_path, s, damaged, name="damaged")
+    run.metrics["step"] = run.metrics["step"] + 1
+    failed = [(n.rule_id, n.reason) for n in diagnose(run).not_judged if "the rule failed" in n.reason]
+    assert failed == []

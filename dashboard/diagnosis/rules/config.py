@@ -6,6 +6,8 @@ in the CLI); these rules flag the combinations that are known to hurt.
 
 from __future__ import annotations
 
+import numpy as np
+
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis import facts
 from dashboard.diagnosis.build import evidence, finding
@@ -95,7 +97,7 @@ def _verl_minibatches(d: RunData) -> tuple[str, float] | None:
     """verl's optimizer steps per epoch: data.train_batch_size / actor.ppo_mini_batch_size (both count prompts;
     verl scales the mini-batch by rollout.n itself), as the Config page's question 5 counts them."""
     b, mb = d.number("data.train_batch_size"), d.number("actor.ppo_mini_batch_size")
-    if b is None or mb is None or mb[1] <= 0:
+    if b is None or mb is None or mb[1] <= 0 or not np.isfinite(b[1] / mb[1]):  # inf or NaN: a damaged config
         return None
     return "data.train_batch_size / actor.ppo_mini_batch_size", float(max(1, int(b[1] // mb[1])))
 
@@ -107,6 +109,7 @@ def _openrlhf_minibatches(d: RunData) -> tuple[str, float] | None:
     --use_dynamic_batch, where the steps follow token budgets instead."""
     r, n, t = d.number("rollout_batch_size"), d.number("n_samples_per_prompt"), d.number("train_batch_size")
     dyn = d.setting("use_dynamic_batch")
-    if r is None or n is None or t is None or t[1] <= 0 or (dyn is not None and truthy(dyn[1])):
+    if r is None or n is None or t is None or t[1] <= 0 or (dyn is not None and truthy(dyn[1])) \
+            or not np.isfinite(r[1] * n[1] / t[1]):  # inf or NaN: a damaged config
         return None
     return "rollout_batch_size x n_samples_per_prompt / train_batch_size", float(max(1, int(r[1] * n[1] // t[1])))

@@ -100,7 +100,7 @@ def on_policy_steps(d: RunData) -> tuple[np.ndarray, str] | None:
     if it is None or log is None or log[1] != 1:
         return None
     per_batch = it[1] * (spg[1] / ga[1] if spg and ga and ga[1] > 0 else 1.0)  # optimizer steps per generation
-    if per_batch <= 1 or per_batch != int(per_batch):
+    if not np.isfinite(per_batch) or per_batch <= 1 or per_batch != int(per_batch):  # inf: a damaged config
         return None
     p = int(per_batch)
     how = f"num_iterations = {it[1]:g}" + (f", steps_per_generation = {spg[1]:g} / gradient_accumulation_steps = "
