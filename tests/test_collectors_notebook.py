@@ -79,6 +79,15 @@ def test_a_damaged_notebook_is_one_line_naming_it(tmp_path):
     assert str(e.value).startswith(f"{nb}: not a notebook: not valid JSON") and "\n" not in str(e.value)
 
 
+def test_a_cell_whose_outputs_are_no_list_is_skipped(tmp_path):
+    # make fuzz's case: a key renamed into "outputs" gave a cell outputs of 1 (TypeError before)
+    nb = write_notebook(tmp_path / "grpo.ipynb", [trl_logs()[:5]])
+    data = json.loads(nb.read_text())
+    data["cells"][0]["outputs"] = 1
+    nb.write_text(json.dumps(data))
+    assert open_run(nb).metrics["step"].tolist() == [1, 2, 3, 4, 5]
+
+
 def test_headers_and_code_as_the_table_and_the_cell_write_them():
     assert column_key("completions / mean_length") == "completions/mean_length"
     assert column_key("Training Loss") == "loss" and column_key("Step") == "step"

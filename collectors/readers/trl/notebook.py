@@ -107,7 +107,8 @@ def _texts(path: Path, raw: bytes) -> tuple[list[str], list[str]]:
             continue
         if cell.get("cell_type") == "code":
             code.append(_joined(cell.get("source")))
-        for out in cell.get("outputs") or []:
+        outputs = cell.get("outputs")
+        for out in outputs if isinstance(outputs, list) else []:  # a damaged cell's outputs: none
             data = out.get("data") if isinstance(out, dict) else None
             if isinstance(data, dict) and "text/html" in data:
                 html.append(_joined(data["text/html"]))
