@@ -84,9 +84,18 @@ def split_launch(target: str | Path) -> tuple[str, str | None]:
     """
     text = str(target)
     base, sep, launch = text.rpartition(LAUNCH_SEP)
-    if not sep or not base or not launch or "://" in text or "/" in launch or Path(text).exists():
+    if not sep or not base or not launch or "://" in text or "/" in launch or _exists(text):
         return text, None
     return base, launch
+
+
+def _exists(path: str) -> bool:
+    """Path.exists, where a name too long for the file system (a launch named by a 50,000-character run name)
+    is a name that does not exist rather than an OSError."""
+    try:
+        return Path(path).exists()
+    except OSError:
+        return False
 
 
 def launch_target(target: str | Path, launch: str) -> str:

@@ -88,3 +88,12 @@ def test_grpo_diagnose_reads_a_chart_export_folder(tmp_path):
     assert "Reward is constant (0.3)" in out.stdout
     # one value repeated has no spread (its float std is ~5.6e-17): the flat rule says so, no made-up scale
     assert "against a reward spread of 1 (no spread logged (taken as 1))" in out.stdout
+
+
+def test_a_run_name_longer_than_a_file_name_is_a_launch_of_its_own(tmp_path):
+    # make fuzz's case: a run name of 5,000 characters; the launch target FOLDER#<name> is no path the file
+    # system can even test (File name too long), so it is a launch name, not an OSError
+    name = "r" * 5000
+    write_chart(tmp_path / "chart.csv", {name: {s: {"train/reward": 0.1 * s} for s in (1, 2, 3)}}, ["train/reward"])
+    (run,) = open_runs(tmp_path)
+    assert run.name == name and run.metrics["step"].tolist() == [1, 2, 3]
