@@ -14,13 +14,13 @@ $(STAMP): pyproject.toml scripts/install_torch.sh
 	touch $@
 
 # Under make test the browser is required: ensure_chromium.sh exits 1 when it cannot provide it, and the browser
-# tests fail instead of skipping (tests/browser_fixtures.py), so a failed install never passes silently.
+# tests fail instead of skipping (tests/helpers/browser_fixtures.py), so a failed install never passes silently.
 test: export GRPOSCOPE_REQUIRE_BROWSER = 1
 test: $(STAMP)
 	tests/ensure_chromium.sh
 	$(PY) -m pytest
 
-# Every registered reader on 10,000 mutated files each (tests/fuzz/; CI runs a few hundred per reader).
+# Every registered reader on 10,000 mutated files each (tests/helpers/fuzz/; CI runs a few hundred per reader).
 fuzz: $(STAMP)
 	$(PY) benchmarks/fuzz_readers.py --cases 10000
 

@@ -2,7 +2,7 @@
 
     python benchmarks/fuzz_readers.py [--cases 10000] [--jobs 2] [--source NAME ...]   (or `make fuzz`)
 
-The same cases as tests/test_fuzz_readers.py (case i of a source is the same mutation in both), only more of
+The same cases as tests/collectors/test_fuzz_readers.py (case i of a source is the same mutation in both), only more of
 them: each is opened with open_run, read (.metrics, .samples()), diagnosed and refreshed, under a CPU-time
 bound. Outcomes: opened (read what was valid), refused (RunError naming the file), and the failures:
 unhandled (any other exception), timeout, memory (peak +512 MB in one case), message (a RunError that is not
@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from fuzz.harness import Tally, fuzz_source, merge, report, run_isolated
-from fuzz.mutators import MUTATORS, ONLY_ENV
-from fuzz.seeds import NO_FILES, default_roots, find_seeds
+from helpers.fuzz.harness import Tally, fuzz_source, merge, report, run_isolated
+from helpers.fuzz.mutators import MUTATORS, ONLY_ENV
+from helpers.fuzz.seeds import NO_FILES, default_roots, find_seeds
 
 KINDS = ["opened", "refused", "unhandled", "timeout", "memory", "message", "abort"]
 

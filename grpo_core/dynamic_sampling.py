@@ -16,7 +16,7 @@ from grpo_core.advantages import zero_variance_groups
 from grpo_core.rollout import Rollout, collect, concat, take_groups
 
 if TYPE_CHECKING:
-    from grpo_core.train import Trainer
+    from grpo_core.trainer import Trainer
 
 
 def sample_groups(tr: Trainer, step: int) -> Rollout:

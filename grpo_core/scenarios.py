@@ -4,7 +4,7 @@ a switch of config.FaultConfig), so the log shows the failure the notes describe
 A scenario = config overrides + what it teaches + the symptom + the diagnosis rule ids that must fire at
 warning or above (expected; only these may be critical) or may fire up to a cap (allowed: rule id -> the highest
 severity it may get, "warning" or "info"). Both are written from the mechanism, what the configuration or fault
-does to the run, never from what the diagnosis says about it (tests/test_diagnosis_accuracy.py scores the
+does to the run, never from what the diagnosis says about it (tests/diagnosis/test_diagnosis_accuracy.py scores the
 diagnosis against them). Rule ids are those of docs/TEAM-CONTRACT.md. The overrides are applied after the
 preset and before the user's own `--set`, so a scenario can still be tweaked.
 """

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -31,7 +31,6 @@ from grpo_core.losses import AGGREGATIONS, KL_ESTIMATORS, grpo_loss
 from grpo_core.policy import (
     DTYPES,
     POLICIES,
-    autocast,
     frozen_copy,
     pick_device,
     sync_weights,
@@ -43,33 +42,13 @@ from grpo_core.rollout import Rollout, evaluate
 from grpo_core.rollout_correction import ROLLOUT_CORRECTIONS
 from grpo_core.shaping import loss_mask, soft_overlong_penalty
 from grpo_core.tasks import Task, TaskError, build_task
+from grpo_core.trainer import Trainer
 from grpo_core.verifiers import resolve as resolve_verifier
 from grpo_core.warmstart import warm_start
 
 # kl_mode -> (KL term in the loss, KL folded into the reward)
 KL_PLACEMENT = {"none": (False, False), "loss": (True, False), "reward": (False, True)}
 OLD_LOGPROBS: Registry = Registry("old log-prob source")  # (trainer, rollout) -> old log-probs [B, N]
-
-
-@dataclass
-class Trainer:
-    cfg: Config
-    device: torch.device
-    net: torch.nn.Module  # the policy being trained (fp32 weights)
-    tokenizer: object
-    engine: torch.nn.Module  # the rollout engine: net itself, or a copy in rollout.dtype
-    ref: torch.nn.Module | None  # frozen copy of the warm-started policy, for the KL
-    task: Task
-    opt: torch.optim.Optimizer
-    rng: random.Random  # prompt order
-    gen: torch.Generator  # sampling
-    info: dict  # facts for run.json
-    eval_task: Task | None = None  # the task eval scores with, when a fault gives training another reward
-    old_pass: bool = True  # False when the update's own first pass gives the old log-probs exactly
-    world: D.World = field(default_factory=D.World)  # this process among torchrun's (1 process: rank 0 of 1)
-
-    def amp(self):
-        return autocast(self.device, self.cfg.model.autocast_bf16)
 
 
 @dataclass

@@ -51,7 +51,7 @@ NEVER_CONSTANT = ("policy/entropy", "policy/kl_ref", "policy/approx_kl_old")
 
 
 # The sample columns the rules read (verifier_suspect, low_diversity, group_size, zero_variance_examples): a live
-# guard builds its samples frame of these alone. tests/test_watch.py judges every rule on frames cut to these and
+# guard builds its samples frame of these alone. tests/diagnosis/test_watch.py judges every rule on frames cut to these and
 # fails when a rule reads another one.
 JUDGED_SAMPLE_COLUMNS = ("step", "group", "prompt", "completion", "reward")
 
@@ -68,7 +68,7 @@ def column_array(values: list) -> np.ndarray:
     """One sample column given as a list of values (None where a row has none) -> (N,) array, as a DataFrame built
     from the rows holds it once read with to_numpy(): int64, float64 (None -> NaN), bool, or object; a text column
     is object with its strings as they are. Plain ints, floats, bools and strings take a numpy path; anything else
-    (numpy scalars, mixed kinds, ints past int64) pandas' own inference (tests/test_rules_samples.py compares the
+    (numpy scalars, mixed kinds, ints past int64) pandas' own inference (tests/diagnosis/test_rules_samples.py compares the
     two)."""
     kinds = set(map(type, values))
     try:

@@ -19,7 +19,7 @@ COOLDOWN_STEPS = 10  # episodes closer than this are one episode
 
 def rolling_median(x: np.ndarray, window: int) -> np.ndarray:
     """Trailing median over `window` points, ignoring NaN; NaN where fewer than half the window is finite:
-    pandas' rolling(window, min_periods=window // 2).median() to the bit (tests/test_diagnosis.py).
+    pandas' rolling(window, min_periods=window // 2).median() to the bit (tests/diagnosis/test_diagnosis.py).
 
     bottleneck's move_median (a double heap in C) does it 10x faster than pandas or scipy's rank filters at the
     sizes a live guard judges (a few hundred points, several series a check; benchmarks/README.md, Guard); a

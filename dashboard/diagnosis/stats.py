@@ -174,7 +174,7 @@ def _pair_diffs(steps: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def mann_kendall(steps: np.ndarray, x: np.ndarray, diffs: tuple[np.ndarray, np.ndarray] | None = None,
                  ties: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None) -> tuple[float, float]:
     """(tau_b, two-sided p) of x against steps: `scipy.stats.kendalltau`'s numbers (its default 'auto' method;
-    tests/test_diagnosis_stats.py compares them). S = concordant - discordant pairs is read off the signs of the
+    tests/diagnosis/test_diagnosis_stats.py compares them). S = concordant - discordant pairs is read off the signs of the
     pairwise differences; p from the normal approximation with the tie-corrected variance, or scipy's exact
     distribution where scipy would use it (no ties, and n <= 33 or at most one pair out of order). scipy's
     wrapper cost a live guard's check about 0.4 ms per trend (benchmarks/README.md, "Guard").
@@ -221,7 +221,7 @@ def theil_sen(steps: np.ndarray, x: np.ndarray, alpha: float = ALPHA,
     """(slope, lo, hi): Theil-Sen's slope (median of the pairwise slopes) and Sen's (1968) rank interval at
     1 - alpha, with his variance corrected for ties in both coordinates. steps, x: (n,) finite -> 3 floats
 
-    The same numbers as `scipy.stats.theilslopes` (tests/test_diagnosis_stats.py compares them), for a
+    The same numbers as `scipy.stats.theilslopes` (tests/diagnosis/test_diagnosis_stats.py compares them), for a
     fraction of its cost: scipy sorts all n(n-1)/2 slopes, while the median and the two interval ranks are
     three order statistics, which `np.partition` finds in linear time (a live guard runs this at every check;
     measured in benchmarks/README.md, "Guard").

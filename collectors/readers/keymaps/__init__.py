@@ -1,7 +1,7 @@
 """Key maps, one module per framework: `their name -> canonical name` (collectors/schema.py).
 
 Each module's docstring names the version and the functions read. A framework's keys are recognised by their
-names: no two maps give one key different meanings (tests/test_keymaps.py), so every reader applies them all
+names: no two maps give one key different meanings (tests/collectors/test_keymaps.py), so every reader applies them all
 (`keymap.canonical_name`), in FAMILIES order; a key a later map shares with an earlier one (NeMo-RL's `loss`,
 slime's `entropy_loss`) was checked to mean the same there. Where the meaning follows the run's config rather
 than the key (TRL's and ms-swift's importance-sampling level), collectors/levels.py places the column.

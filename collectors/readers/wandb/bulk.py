@@ -12,7 +12,7 @@ logged NaN, infinity or bool among them too; anything else by one `json.loads`).
 A record is left to the per-record reader (`fallback`) when any of its items has another layout (media,
 nested dicts, a key of several parts), any value is a string, dict, list or null, a key repeats, its step is
 neither a finite number under 2**53 nor wandb's own step, or the key is no UTF-8: what is decoded here is
-what the per-record reader gives for the same record (tests/test_collectors_wandb_bulk.py).
+what the per-record reader gives for the same record (tests/collectors/test_collectors_wandb_bulk.py).
 """
 
 from __future__ import annotations

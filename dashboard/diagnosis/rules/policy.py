@@ -80,7 +80,7 @@ def same_text_share(step: np.ndarray, group: np.ndarray, text_code: np.ndarray,
 
     Codes and np.unique over the arrays, not a pandas groupby + nunique nor a filtered frame: the live guard
     runs this at its checks right after a training step, where every pandas call costs several times its warm
-    price (tests/test_rules_samples.py compares this with the groupby)."""
+    price (tests/diagnosis/test_rules_samples.py compares this with the groupby)."""
     ok = ~(pd.isna(step) | pd.isna(group))
     if not ok.any():
         return None

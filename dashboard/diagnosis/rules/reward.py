@@ -249,7 +249,7 @@ def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
     counts as one more). The rows of that one step come from RunData.latest_samples, then codes and
     np.unique find the groups, and only the k shown are read row by row: the live guard builds this at every
     check while the finding holds, right after a training step, where a filtered frame or a groupby costs it
-    milliseconds (tests/test_rules_samples.py compares this with the groupby)."""
+    milliseconds (tests/diagnosis/test_rules_samples.py compares this with the groupby)."""
     # a live guard answers from its buffer: one step's frame of the columns read here, not every recent step's
     s = d.latest_samples(step, ("step", "group", "reward", "prompt", "completion"))
     if s is None or not all(c in s for c in ("step", "group", "reward")):

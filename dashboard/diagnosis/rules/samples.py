@@ -161,7 +161,7 @@ def _plain(v):
 def verifier_suspect(d: RunData):
     """Reads each column once as an array and the examples from the arrays, without filtering the frame: the
     live guard judges this right after a training step, where every pandas call costs several times its warm
-    price (tests/test_rules_samples.py compares it with the frame reading)."""
+    price (tests/diagnosis/test_rules_samples.py compares it with the frame reading)."""
     s = d.sample_columns("step", "group", "prompt", "completion", "reward")
     if s is None or not all(c in s for c in ("prompt", "completion", "reward", "step")):
         return NotJudged("verifier_suspect", "the run has no sample texts (prompt, completion, reward)")

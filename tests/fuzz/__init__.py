@@ -1,1 +1,0 @@
-"""Fuzzing of every registered reader on mutated valid files (tests/test_fuzz_readers.py, benchmarks/fuzz_readers.py)."""
