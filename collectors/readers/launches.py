@@ -66,3 +66,36 @@ def group_launches(files: list[FileStart]) -> tuple[list[Launch], list[tuple[str
         current.files.append(f.name)
         current.last_step = max(current.last_step, last)
     return launches, notes
+
+
+@dataclass
+class RowLaunches:
+    """Which launch each row of a one-file log belongs to, a block of rows at a time (a live log grows).
+
+    The rule of `group_launches` with a stretch of rising steps in the place of a file: a row whose step falls
+    below the row before and is at or below the first step of the current launch starts a new launch (the step
+    counter started over: an aborted launch, then the real run, appended to one file); a fall that stays above
+    that first step is the launch restarted from a checkpoint (the same launch; for steps logged twice the later
+    values win). Rows of one step in parts (a train row, then an eval row) never start one.
+    """
+
+    first: list[int] = field(default_factory=list)
+    last: list[int] = field(default_factory=list)
+    prev: int | None = None
+
+    def assign(self, steps) -> list[int]:
+        """The 1-based launch of each row, in order. Hand-worked: [1, 2, 3, 1, 2, 1, 2, 3, 2, 3] -> launches
+        [1, 1, 1, 2, 2, 3, 3, 3, 3, 3] (the fall to 2 at the 9th row is a restart within the third launch)."""
+        out = []
+        for step in steps:
+            if step != step:  # NaN: a row without a step (skipped by the reader) stays in the current launch
+                out.append(max(1, len(self.first)))
+                continue
+            step = int(step)
+            if self.prev is None or (step < self.prev and step <= self.first[-1]):
+                self.first.append(step)
+                self.last.append(step)
+            self.last[-1] = max(self.last[-1], step)
+            self.prev = step
+            out.append(len(self.first))
+        return out

@@ -26,9 +26,9 @@ _LOOKS = (
     ("transformers/TRL-like output", re.compile(rb"GRPOTrainer|GRPOConfig|TrainingArguments\(|transformers"),
      re.compile(rb"(?:^|[\r\n])\{'[^'\r\n]+': "), "no printed log dicts ({'loss': ...})", "trl-console"),
 )
-_DICT_LINE = re.compile(rb"(?:^|[\r\n])\{'[^'\r\n]+': ")
+_DICT_LINE = re.compile(rb"(?:^|[\r\n])[ \t>]*\{'[^'\r\n]+': ")
 _PAIRS = re.compile(rb"[A-Za-z_][\w./ ]{0,40}\s*[:=]\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_READ_SUFFIXES = (".log", ".txt", ".out", ".err", ".jsonl", ".json", ".csv")
+_READ_SUFFIXES = (".log", ".txt", ".out", ".err", ".md", ".jsonl", ".json", ".csv")
 
 
 def describe(target: str | Path) -> str:

@@ -42,16 +42,29 @@ SYNONYMS: dict[str, str] = {
     "std_reward": "reward/std",
     "reward_min": "reward/min",
     "reward_max": "reward/max",
+    "min_reward": "reward/min",
+    "max_reward": "reward/max",
     # the verifier's pass rate over responses (a custom trainer's `accuracy` is the fraction judged correct)
     "accuracy": "reward/pass_rate",
     "acc": "reward/pass_rate",
     "pass_rate": "reward/pass_rate",
+    # the fraction of responses the verifier judged correct under other names (value-checked in [0, 1] by
+    # text.guess.refine_plan: one outside it is kept as logged)
+    "success_rate": "reward/pass_rate",
+    "solve_rate": "reward/pass_rate",
+    "answer_accuracy": "reward/pass_rate",  # CS336-style trainers: the answer reward's 0/1 mean
     # groups whose rewards all tie
     "frac_reward_zero_std": "groups/zero_std_frac",
     "zero_std_group_ratio": "groups/zero_std_frac",
     "zero_std_frac": "groups/zero_std_frac",
     "zero_std_ratio": "groups/zero_std_frac",
     "frac_zero_std": "groups/zero_std_frac",
+    # groups where every response passed / none did (custom trainers' `all_correct_group_ratio` beside
+    # `mixed_group_ratio`: fractions of the step's groups)
+    "all_correct_group_ratio": "groups/all_pass_frac",
+    "all_wrong_group_ratio": "groups/all_fail_frac",
+    "all_pass_frac": "groups/all_pass_frac",
+    "all_fail_frac": "groups/all_fail_frac",
     # mean over groups of the within-group reward std
     "group_reward_std": "groups/reward_std_mean",
     # completion length in tokens
@@ -62,12 +75,14 @@ SYNONYMS: dict[str, str] = {
     "mean_response_length": "completions/len_mean",
     "response_length": "completions/len_mean",
     "mean_length": "completions/len_mean",
+    "avg_response_token_length": "completions/len_mean",  # CS336-style trainers, in tokens
     "max_gen_tokens": "completions/len_max",
     "max_response_length": "completions/len_max",
     "truncated_frac": "completions/truncated_frac",
     "truncation_rate": "completions/truncated_frac",
     # policy statistics; `approx_kl` in a custom trainer is its estimate of the KL to the reference
     "entropy": "policy/entropy",
+    "token_entropy": "policy/entropy",  # CS336-style trainers: mean per-token entropy of the responses
     "kl": "policy/kl_ref",
     "kl_ref": "policy/kl_ref",
     "ref_kl": "policy/kl_ref",
@@ -80,6 +95,8 @@ SYNONYMS: dict[str, str] = {
     "adv_std": "adv/std",
     "advantage_mean": "adv/mean",
     "advantage_std": "adv/std",
+    "mean_advantage": "adv/mean",
+    "std_advantage": "adv/std",
     # losses and the optimizer
     "loss": "loss/total",
     "total_loss": "loss/total",
@@ -204,13 +221,15 @@ def rename_plan(columns: Iterable[str], mapping: Mapping[str, str] | None = None
     return {c: canonical(c, mapping) for c in columns}
 
 
-def to_canonical(frame: pd.DataFrame, mapping: Mapping[str, str] | None = None) -> pd.DataFrame:
+def to_canonical(frame: pd.DataFrame, mapping: Mapping[str, str] | None = None,
+                 plan: Mapping[str, str] | None = None) -> pd.DataFrame:
     """A frame of logged columns (numbers) -> the same rows under canonical names.
 
     Columns landing on one name are combined, the first one (in column order) winning where it is not
-    null; RATIOS turn count pairs into fractions (the counts stay as extra columns).
+    null; RATIOS turn count pairs into fractions (the counts stay as extra columns). `plan`: the renames to
+    use (a reader's rename_plan refined by its guesses), else rename_plan's.
     """
-    plan = rename_plan(frame.columns, mapping)
+    plan = rename_plan(frame.columns, mapping) if plan is None else dict(plan)
     norms = {normalise(c) for c in plan}
     if len(set(plan.values())) == len(plan) and not any(n in norms and d in norms for n, d, _ in RATIOS):
         return frame.rename(columns=plan)  # no two columns share a name, no counts to divide: one rename

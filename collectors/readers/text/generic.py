@@ -11,7 +11,10 @@ bytes only; a block pyarrow refuses (a broken line, a column changing type) is r
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +29,20 @@ from collectors.meta import RunError, RunMeta
 from collectors.readers import jsontext
 from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
+from collectors.readers.text import responses
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
 from collectors.run import Problem
-from collectors.sources import no_parts, register_source
+from collectors.readers.launches import RowLaunches
+from collectors.readers.text.guess import (
+    StepGuess,
+    drop_companions,
+    eval_rows,
+    guess_kind,
+    guess_step,
+    looks_like_training,
+)
+from collectors.sources import launch_target, no_parts, register_source, split_launch
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "iteration", "iter", "_step")
 
@@ -55,18 +68,26 @@ def _head(p: Path) -> bytes:
 
 
 def detect(target: str) -> bool:
+    """A table of training rows: a step column, or a column naming a reward, pass rate or loss (guess.
+    looks_like_training), in a CSV header, a JSON list (or log_history) or the first JSON line."""
     p = Path(target)
     if not (p.is_file() and p.suffix in (".jsonl", ".csv", ".json")):
         return False
     head = _head(p)
-    first = head.split(b"\n", 1)[0].decode("utf-8", "replace")
+    first = head.lstrip().split(b"\n", 1)[0].decode("utf-8", "replace")
     if p.suffix == ".csv":
-        return step_column(c.strip().strip('"') for c in first.split(",")) is not None
+        names = [c.strip().strip('"') for c in first.split(",")]
+        return len(names) > 1 and (step_column(names) is not None or looks_like_training(names))
     if p.suffix == ".json":
         start = head.lstrip()[:1]
         text = head.decode("utf-8", "replace")
-        return (start == b"[" or '"log_history"' in text) and any(f'"{k}"' in text for k in STEP_KEYS)
-    return first.lstrip().startswith("{") and any(f'"{k}"' in first.lower() for k in STEP_KEYS)
+        keys = re.findall(r'"([^"\\]{1,200})"\s*:\s*[-0-9]', text)
+        return (start == b"[" or '"log_history"' in text) and (any(f'"{k}"' in text for k in STEP_KEYS)
+                                                              or looks_like_training(keys))
+    if not first.startswith("{"):
+        return False
+    keys = re.findall(r'"([^"\\]{1,200})"\s*:\s*[-0-9]', first)
+    return any(f'"{k}"' in first.lower() for k in STEP_KEYS) or looks_like_training(keys)
 
 
 def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
@@ -83,7 +104,10 @@ def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]
     for name, col in zip(table.column_names, table.columns, strict=True):
         t = col.type
         if pa.types.is_list(t) or pa.types.is_large_list(t):
-            continue  # a histogram or a list of values is no step metric
+            if responses.is_reward_name(name):  # each response's reward: responses.expand reads the groups
+                names.append(name)
+                cols.append(pd.Series(col.to_pylist(), dtype=object))
+            continue  # else a histogram or a list of token ids: no step metric
         names.append(name)
         if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t):
             # straight to a float array (a null is NaN; the NaN masks above tell them apart)
@@ -100,11 +124,19 @@ def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]
 
 
 class GenericRun(TextRun):
-    """A one-row-per-step log (see the module docstring)."""
+    """A one-row-per-step log (see the module docstring). `launch`: the 1-based launch to keep of a file holding
+    several (None: every row)."""
 
-    def __init__(self, path: Path | str, mapping: Mapping[str, str] | None = None) -> None:
+    def __init__(self, path: Path | str, mapping: Mapping[str, str] | None = None, launch: int | None = None) -> None:
         path = Path(path)
-        super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="generic"), mapping)
+        name = path.stem if launch is None else f"{path.stem}#{launch}"
+        super().__init__(path, RunMeta(run_id=name, name=name, source="generic"), mapping)
+        self._launch = launch
+        self._launches = RowLaunches()
+        self._step: StepGuess | None = None  # decided on the first rows, kept for the run
+        self._kind: str | None = None
+        self._kind_decided = False
+        self._order = 0  # rows read so far: the step when no column is one
         self._tail = LineTail(path)
         self._header: list[str] | None = None  # a CSV's column names, from its first line
         self._json_state: tuple[int, float] | None = None
@@ -127,14 +159,23 @@ class GenericRun(TextRun):
         return self._rows(frame, nans, lines)
 
     def _rows(self, frame: pd.DataFrame, nans: dict[str, np.ndarray], lines: np.ndarray) -> list[pd.DataFrame]:
-        step_key = step_column(frame.columns)
-        if step_key is None:
-            if len(frame):
-                self._note(Problem(self.path.name, f"line {lines[0]}: no integer step ({', '.join(STEP_KEYS[:4])}); "
-                                                   "skipped"))
+        if not len(frame):
             return []
-        others = [c for c in frame.columns if str(c).lower() in STEP_KEYS and c != step_key]
-        frame = frame.drop(columns=others).rename(columns={step_key: "step"})
+        frame, gone = drop_companions(frame)
+        if gone:
+            self._note(Problem(self.path.name, f"companion columns, not metrics: {', '.join(gone[:5])}; left out (a "
+                                               "metric whose _available is false is null on that row)"))
+        frame = self._with_step(frame)
+        frame = self._split_kinds(frame)
+        ids = np.asarray(self._launches.assign(self._step_values(frame["step"]).tolist()), dtype=np.int64)
+        if len(self._launches.first) > 1 and self._launch is None:
+            self.meta.info["launches"] = len(self._launches.first)
+        if self._launch is not None:
+            keep = ids == self._launch
+            frame, lines = frame[keep], lines[keep]
+            nans = {c: m[keep] for c, m in nans.items()}
+        others = [c for c in frame.columns if str(c).lower() in STEP_KEYS and c != "step"]
+        frame = frame.drop(columns=others)
         if summary := [c for c in frame.columns if c in TRAINER_SUMMARY_KEYS]:
             # the Trainer's end-of-training summary (a log_history's last entry): not a step's metric
             last = frame[summary].dropna(how="all")
@@ -143,6 +184,60 @@ class GenericRun(TextRun):
             frame = frame.drop(columns=summary)
         self._note_repeats(frame)
         return self._emit(frame, self.path.name, lines, nans)
+
+    # -- what the rows mean ---------------------------------------------------------------------------
+    def _with_step(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The frame with its step as `step`: the column guess_step finds on the first rows (kept for the run,
+        said in a note when it is not plainly named), else the row order."""
+        if self._step is None:
+            self._step = guess_step(frame, self.mapping)
+            if self._step.how:
+                over = (f"--map {self._step.column}=OTHER if it is not the step" if self._step.column
+                        else "--map COLUMN=step names one")
+                self._note(Problem(self.path.name, f"guessed step: {self._step.how}; {over}"))
+        col = self._step.column
+        if col is not None and col in frame.columns:
+            return frame.rename(columns={col: "step"}) if col != "step" else frame
+        order = np.arange(self._order + 1, self._order + len(frame) + 1)
+        self._order += len(frame)
+        if col is not None:  # a later block without the step column: its rows are skipped, as before
+            self._note(Problem(self.path.name, f"rows without `{col}`; skipped"))
+            return frame.iloc[0:0].assign(step=[])
+        return frame.assign(step=order)
+
+    def _split_kinds(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Eval records apart from train records: where a kind column (guess.guess_kind) marks a row as eval,
+        its metrics become `eval/<name>` columns (eval/reward_mean, eval/pass_rate once named), so an eval row
+        at a step no longer overwrites that step's train row."""
+        if not self._kind_decided:
+            self._kind, how = guess_kind(frame, self.mapping)
+            self._kind_decided = self._kind is not None or len(frame) >= 50
+            if self._kind is not None:
+                self._note(Problem(self.path.name, f"guessed eval rows: {how}; their metrics read as eval/<name> "
+                                                   f"(--map {self._kind}=OTHER if it is not the record kind)"))
+        kind = self._kind
+        if kind is None or kind not in frame.columns:
+            return frame
+        is_eval = eval_rows(frame, kind)
+        frame = frame.drop(columns=[kind])
+        if not is_eval.any():
+            return frame
+        out = {"step": frame["step"]}
+        for c in frame.columns:
+            if c == "step":
+                continue
+            col = frame[c]
+            train, ev = col.where(~is_eval), col.where(is_eval)
+            if train.notna().any():
+                out[c] = train
+            if ev.notna().any():
+                out[f"eval/{c}"] = ev
+        return pd.DataFrame(out, index=frame.index)
+
+    @staticmethod
+    def _step_values(steps: pd.Series) -> np.ndarray:
+        v = pd.to_numeric(steps, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.where(np.isfinite(v) & (np.abs(v) < 2**62), v, np.nan)
 
     # -- formats ---------------------------------------------------------------------------------
     def _csv(self, block: bytes, first: int) -> tuple[pd.DataFrame, dict, np.ndarray]:
@@ -268,7 +363,8 @@ class GenericRun(TextRun):
         if not repeated.any() or self.path.suffix == ".json":  # a log_history repeats a step for its eval rows
             return
         values = frame.loc[keep].loc[repeated.to_numpy()].drop(columns=["step"])
-        twice = values.notna().groupby(steps[repeated].to_numpy()).sum()
+        # a key given twice with one value (a counter on a step's train and summary rows) is no second write
+        twice = values.groupby(steps[repeated].to_numpy()).nunique()
         dup = sorted(twice.index[(twice > 1).any(axis=1)].tolist())
         if dup:
             shown = ", ".join(map(str, dup[:5]))
@@ -305,7 +401,38 @@ def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
     return out
 
 
-detect_any, launches = file_runs(detect, (".jsonl", ".csv", ".json"))
+detect_any, _file_launches = file_runs(detect, (".jsonl", ".csv", ".json"))
+
+
+@lru_cache(maxsize=256)
+def _launch_count(path: str, size: int, mtime_ns: int) -> int:
+    try:
+        run = GenericRun(path)
+    except RunError:
+        return 1
+    return int(run.meta.info.get("launches", 1))
+
+
+def launch_count(path: str) -> int:
+    """How many launches one file holds (RowLaunches over its steps), read once per file state."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 1
+    return _launch_count(path, st.st_size, st.st_mtime_ns)
+
+
+def launches(target: str) -> list[str]:
+    """The runs a target holds: a folder's logs, and a file holding several launches as `FILE#n` each."""
+    base, launch = split_launch(target)
+    if launch is not None:
+        return []
+    files = _file_launches(target) if Path(target).is_dir() else [target]
+    out = []
+    for f in files:
+        n = launch_count(f)
+        out += [launch_target(f, str(i)) for i in range(1, n + 1)] if n > 1 else ([f] if f != target else [])
+    return out
 
 
 @register_source("generic", detect=detect_any, launches=launches, parts=no_parts, priority=1, hints={
@@ -314,4 +441,9 @@ detect_any, launches = file_runs(detect, (".jsonl", ".csv", ".json"))
               "(or .json) and it is read.",
 })
 def open_generic(target: str) -> GenericRun:
-    return GenericRun(target)
+    base, launch = split_launch(target)
+    if launch is None:
+        return GenericRun(target)
+    if not launch.isdigit() or not 1 <= int(launch) <= launch_count(base):
+        raise RunError(f"{target}: {Path(base).name} holds no launch {launch!r} (launches 1 .. {launch_count(base)})")
+    return GenericRun(base, launch=int(launch))

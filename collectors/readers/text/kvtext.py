@@ -35,7 +35,8 @@ MIN_PAIRS = 3
 DETECT_BYTES = 1 << 20
 SUFFIXES = (".log", ".txt", ".out")
 # possessive: a number of 5,000 digits followed by no separator fails at once, not after trying every split
-_NUM = r"[-+]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?|[-+]?(?:nan|inf)"
+# `k/n` (a count of n, `correct=1/4`) first: text.responses reads it as the fraction k/n
+_NUM = r"\d{1,9}/\d{1,9}|[-+]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?|[-+]?(?:nan|inf)"
 # a name starts after a separator (never inside a quoted dict key), may hold a few words, ends at : or =
 _PAIR_RE = re.compile(rf"(?:^|(?<=[\s,;|(\[]))([A-Za-z_][\w./]*(?: [A-Za-z][\w./]*){{0,4}})\s*[:=]\s*({_NUM})"
                       rf"(?=$|[\s,;|)\]])", re.IGNORECASE)

@@ -24,7 +24,9 @@ import pyarrow as pa
 from collectors.meta import RunError, RunMeta
 from collectors.readers import jsontext
 from collectors.readers.keymap import to_number, to_step
-from collectors.readers.synonyms import rename_plan, to_canonical, user_map
+from collectors.readers.synonyms import canonical, rename_plan, to_canonical, user_map
+from collectors.readers.text import responses
+from collectors.readers.text.guess import refine_plan
 from collectors.run import NAN_AT, Problem, Run
 
 OWN_COLUMNS = ("step", "_seq")  # the table's own: a logged column renamed to one of them is no metric
@@ -202,6 +204,7 @@ class TextRun(Run):
         self._valued: set[str] = set()  # columns with at least one non-null value
         self._text: set[str] = set()  # logged columns holding labels, not numbers
         self._logged_as: dict[str, str] = {}  # canonical name -> the name as logged
+        self._decided: dict[str, str] = {}  # logged column -> the meaning a guess gave it (kept for the run)
         self._nonzero: set[str] = set()
         self._all_zero: set[str] = set()
         self._first: dict[str, float] = {}  # each column's first logged value
@@ -262,21 +265,18 @@ class TextRun(Run):
         frame, lines = frame[ok], lines[ok]
         if not len(frame):
             return []
-        values, word_nans, bad, text = numeric(frame.drop(columns=["step"]))
+        expanded, said = responses.expand(frame.drop(columns=["step"]))
+        for text in said:
+            self._note(Problem(file, text))
+        values, word_nans, bad, text = numeric(expanded)
         if new_text := [c for c in text if c not in self._text]:
             self._text.update(new_text)
             self._note(Problem(file, f"text, not metrics: {', '.join(new_text[:5])}; left out"))
         nans = {c: m[ok] for c, m in (nans or {}).items() if c in values.columns} | word_nans
         for col, mask in bad.items():
             self._note(Problem(file, f"line {', '.join(map(str, lines[mask][:3]))}: non-numeric {col}; left null"))
-        plan = rename_plan(values.columns, self.mapping)
-        if own := [c for c, name in plan.items() if name in OWN_COLUMNS]:  # `train/step` beside the row's step
-            values = values.drop(columns=own)
-            nans = {c: m for c, m in nans.items() if c not in own}
-            plan = {c: name for c, name in plan.items() if c not in own}
-            self._note(Problem(file, f"{', '.join(map(repr, own[:3]))} named like the step itself; left out (the "
-                                     "row's own step is used)"))
-        named = to_canonical(values, self.mapping)
+        values, nans, plan = self._plan(values, nans, file)
+        named = self._reward_from_pass(to_canonical(values, self.mapping, plan), file)
         for col, name in plan.items():
             self._logged_as.setdefault(name, col)
         if len(set(plan.values())) < len(plan):
@@ -285,7 +285,7 @@ class TextRun(Run):
         # (thousands on a wide log), and inserting into that is slow and warned about by pandas
         named = pd.concat([pd.DataFrame({"step": steps[ok].to_numpy().astype(np.int64)}),
                            pd.DataFrame(named.to_numpy(dtype=np.float64), columns=named.columns)], axis=1)
-        nan_at = self._nan_steps(named, values, nans)
+        nan_at = self._nan_steps(named, plan, nans)
         named = self._merge_steps(named, file)
         named["_seq"] = np.arange(self._seq, self._seq + len(named), dtype=np.int64)
         self._seq += len(named)
@@ -306,10 +306,39 @@ class TextRun(Run):
                 self._note(Problem(file, f"{shown}: the same metric ({name}) under {len(cols)} names; one column, "
                                          "the first given in a row kept"))
 
-    def _nan_steps(self, named: pd.DataFrame, values: pd.DataFrame, nans: dict[str, np.ndarray]) -> dict:
+    def _plan(self, values: pd.DataFrame, nans: dict[str, np.ndarray], file: str):
+        """(values, nans, {logged column: canonical name}) of a block: the synonym plan, without columns named like
+        the step, refined by guess.refine_plan (a reward under another name, value checks). A guess made on one
+        block holds for the run's later blocks; each is said once in a note."""
+        plan = rename_plan(values.columns, self.mapping)
+        if own := [c for c, name in plan.items() if name in OWN_COLUMNS]:  # `train/step` beside the row's step
+            values = values.drop(columns=own)
+            nans = {c: m for c, m in nans.items() if c not in own}
+            plan = {c: name for c, name in plan.items() if c not in own}
+            self._note(Problem(file, f"{', '.join(map(repr, own[:3]))} named like the step itself; left out (the "
+                                     "row's own step is used)"))
+        refined, notes = refine_plan(plan, values, lambda n: canonical(n, self.mapping), fixed=self.mapping)
+        for col, name in refined.items():
+            if col in self._decided:
+                refined[col] = self._decided[col]
+            elif name != plan[col]:
+                self._decided[col] = name
+        for text in notes:
+            self._note(Problem(file, f"guessed {text}"))
+        return values, nans, refined
+
+    def _reward_from_pass(self, named: pd.DataFrame, file: str) -> pd.DataFrame:
+        """With a pass rate and no reward logged, the reward is the pass rate: the mean of a 0/1 reward is the
+        fraction of responses that passed (said in a note; --map names another column as the reward)."""
+        if "reward/mean" in named.columns or "reward/pass_rate" not in named.columns:
+            return named
+        self._note(Problem(file, "guessed reward: the pass rate (no reward is logged; the mean of a 0/1 reward is "
+                                 "its pass rate; --map COLUMN=reward/mean names another)"))
+        return named.assign(**{"reward/mean": named["reward/pass_rate"]})
+
+    def _nan_steps(self, named: pd.DataFrame, plan: dict[str, str], nans: dict[str, np.ndarray]) -> dict:
         if not nans:
             return {}
-        plan = rename_plan(values.columns, self.mapping)
         steps = named["step"].to_numpy()
         out: dict[str, list[int]] = {}
         for col, mask in nans.items():

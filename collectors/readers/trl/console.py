@@ -40,12 +40,13 @@ from collectors.run import Problem
 from collectors.sources import no_parts, register_source
 
 DETECT_BYTES = 2 << 20
-SUFFIXES = (".log", ".txt", ".out")
+SUFFIXES = (".log", ".txt", ".out", ".md")  # .md: a console pasted into a Markdown file
 _SEG_RE = re.compile(rb"[\r\n]")
 _ANSI_RE = re.compile(rb"\x1b\[[0-9;]*[A-Za-z]")  # colours, and the cursor moves of nested bars
 # the Trainer's bar has no description; a count of more than 18 digits is no bar's (and int() fails past 4,300)
 _BAR_RE = re.compile(rb"^\s*\d+%\|[^|]*\|\s*(\d{1,18})/(\d{1,18}) \[")
-_DICT_RE = re.compile(rb"^\{'[^']+': ")
+# a dict may be indented or quoted (`> `) where a console was pasted into Markdown or a notebook cell
+_DICT_RE = re.compile(rb"^[ \t>]*\{'[^']+': ")
 _LOGGING_STEPS_RE = re.compile(rb"""logging_steps['"]?\s*[=:]\s*['"]?(\d{1,18})(?!\d)""")
 _TRAIN_KEYS = ("loss", "reward", "learning_rate", "grad_norm", "kl", "completion_length", "completions/mean_length")
 
@@ -54,7 +55,7 @@ def detect(target: str) -> bool:
     """A text log holding at least one Trainer log dict (a dict line with a known training key)."""
     if (head := head_of(target, SUFFIXES, DETECT_BYTES)) is None:
         return False
-    for m in re.finditer(rb"(?:^|[\r\n])(\{'[^\r\n]*\})", head):
+    for m in re.finditer(rb"(?:^|[\r\n])[ \t>]*(\{'[^\r\n]*\})", head):
         if any(f"'{k}': ".encode() in m[1] for k in (*_TRAIN_KEYS, *TRAINER_SUMMARY_KEYS)):
             return True
     return False
@@ -172,6 +173,7 @@ class TrlConsoleRun(TextRun):
                     self._pending = self._bar[0]
                 self._dirty = False
             elif _DICT_RE.match(seg):
+                seg = seg.lstrip(b" \t>")
                 if (items := parse_dict(seg)) is not None:
                     if b"\\u" in seg or b"\\U" in seg:  # an escape of half a character no UTF-8 text holds
                         items, replaced = replace_surrogates(items)
