@@ -110,9 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--views", nargs="*", default=list(VIEWS), choices=list(VIEWS))
     ap.add_argument("--real-runs", type=Path, default=K.REAL_RUNS)
     ap.add_argument("--runs", action="store_true", help="also list each view's misses and false alarms")
+    ap.add_argument("--as-others", action="store_true",
+                    help="instead: each labelled real run re-written as others name it (benchmarks/as_others_name_it.py)")
     args = ap.parse_args(argv)
     print(f"machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}; "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    if args.as_others:
+        return as_others(args.real_runs, args.runs)
     print("| view | corpus | runs | recall | precision | alarms | false criticals |")
     print("|---|---|---:|---:|---:|---:|---:|")
     details = []
@@ -124,6 +128,35 @@ def main(argv: list[str] | None = None) -> int:
             details += [f"- {vname} {cname}: {line}" for line in s.errors()]
     if args.runs and details:
         print("\n" + "\n".join(details))
+    return 0
+
+
+def as_others(real_runs: Path, runs: bool) -> int:
+    """The "as others name it" table: per shape, the labelled real runs whose diagnosis is the baseline's."""
+    from benchmarks.as_others_name_it import SHAPES, compare_run
+
+    cases = K.label_cases(real_runs) if (real_runs / "labels.json").is_file() else []
+    if not cases:
+        print(f"no labelled real runs at {real_runs}")
+        return 1
+    results = {}
+    for c in cases:
+        try:
+            results[c.name] = compare_run(c.path)
+        except Exception as e:  # noqa: BLE001 - a run that does not open at all: every shape differs
+            results[c.name] = {s: (False, f"the run does not open: {type(e).__name__}") for s in SHAPES}
+    print("| shape | runs | same diagnosis | share |")
+    print("|---|---:|---:|---:|")
+    for shape in SHAPES:
+        same = sum(r[shape][0] for r in results.values())
+        print(f"| {shape} | {len(results)} | {same} | {_pct(same / len(results))} |")
+    total = sum(all(ok for ok, _ in r.values()) for r in results.values())
+    print(f"| every shape | {len(results)} | {total} | {_pct(total / len(results))} |")
+    if runs:
+        for name, r in results.items():
+            for shape, (ok, why) in r.items():
+                if not ok:
+                    print(f"- {shape} {name}: {why}")
     return 0
 
 

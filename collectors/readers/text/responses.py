@@ -100,6 +100,9 @@ def group_stats(rows: list[list[list[float]] | None]) -> pd.DataFrame:
     cols: dict[str, list[float]] = {k: [] for k in (
         "reward/mean", "reward/std", "reward/min", "reward/max", "groups/zero_std_frac", "groups/reward_std_mean",
         "reward/pass_rate", "groups/all_pass_frac", "groups/all_fail_frac")}
+    # 0/1 rewards are told by the whole block, not row by row (a row of [0, 1] in a graded reward is no pass rate)
+    binary = all(np.isin(np.asarray(g, dtype=np.float64), (0.0, 1.0)).all() for groups in rows if groups
+                 for g in groups)
     for groups in rows:
         if not groups:
             for v in cols.values():
@@ -107,16 +110,17 @@ def group_stats(rows: list[list[list[float]] | None]) -> pd.DataFrame:
             continue
         flat = np.concatenate([np.asarray(g, dtype=np.float64) for g in groups])
         stds = np.array([np.std(g) for g in groups])
-        binary = bool(np.isin(flat, (0.0, 1.0)).all())
         cols["reward/mean"].append(float(flat.mean()))
         cols["reward/std"].append(float(flat.std()))
         cols["reward/min"].append(float(flat.min()))
         cols["reward/max"].append(float(flat.max()))
-        cols["groups/zero_std_frac"].append(float((stds == 0).mean()) if max(map(len, groups)) > 1 else np.nan)
-        cols["groups/reward_std_mean"].append(float(stds.mean()))
+        grouped = max(map(len, groups)) > 1  # groups of one response say nothing of ties within a group
+        cols["groups/zero_std_frac"].append(float((stds == 0).mean()) if grouped else np.nan)
+        cols["groups/reward_std_mean"].append(float(stds.mean()) if grouped else np.nan)
         cols["reward/pass_rate"].append(float(flat.mean()) if binary else np.nan)
-        cols["groups/all_pass_frac"].append(float(np.mean([min(g) == 1 for g in groups])) if binary else np.nan)
-        cols["groups/all_fail_frac"].append(float(np.mean([max(g) == 0 for g in groups])) if binary else np.nan)
+        both = binary and grouped
+        cols["groups/all_pass_frac"].append(float(np.mean([min(g) == 1 for g in groups])) if both else np.nan)
+        cols["groups/all_fail_frac"].append(float(np.mean([max(g) == 0 for g in groups])) if both else np.nan)
     return pd.DataFrame(cols)
 
 
@@ -138,7 +142,9 @@ def expand(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         stats = group_stats(rows)
         stats.index = frame.index
         sizes = sorted({len(g) for groups in rows if groups for g in groups})
-        out = pd.concat([out.drop(columns=[c]), stats.dropna(axis=1, how="all")], axis=1)
+        stats = stats.dropna(axis=1, how="all")
+        stats = stats[[k for k in stats.columns if k not in out.columns]]  # a logged aggregate of the name wins
+        out = pd.concat([out.drop(columns=[c]), stats], axis=1)
         notes.append(f"`{c}` holds each response's reward (groups of {', '.join(map(str, sizes[:3]))}): read as the "
                      "step's reward, its spread and the tied, all-pass and all-fail groups")
     return out, notes

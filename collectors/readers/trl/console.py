@@ -61,11 +61,22 @@ def detect(target: str) -> bool:
     return False
 
 
+# Python prints a NaN or infinite float as a bare `nan` / `inf`, which literal_eval refuses (a name, not a
+# value): quoted, it is text the row readers take as a logged NaN or an infinity (a beta = 0 run's `kl`)
+_BARE_FLOAT_RE = re.compile(r"(?<=: )(-?(?:nan|inf))(?=[,}])")
+
+
 def parse_dict(seg: bytes) -> dict[str, Any] | None:
     """One printed log dict -> its items (literal_eval: no code runs); None when it is not one."""
+    text = seg.decode("utf-8", "replace").strip()
     try:
-        obj = ast.literal_eval(seg.decode("utf-8", "replace").strip())
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        obj = ast.literal_eval(text)
+    except ValueError:
+        try:
+            obj = ast.literal_eval(_BARE_FLOAT_RE.sub(r"'\1'", text)) if "nan" in text or "inf" in text else None
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    except (SyntaxError, MemoryError, RecursionError):
         return None
     return obj if isinstance(obj, dict) and all(isinstance(k, str) for k in obj) else None
 
