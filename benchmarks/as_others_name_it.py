@@ -99,11 +99,15 @@ def eval_rows(frame: pd.DataFrame, folder: Path) -> Path:
 def per_response(frame: pd.DataFrame, folder: Path) -> Path:
     out = []
     for r in _rows(frame):
-        m, s = r.pop("reward/mean", None), r.pop("reward/std", 0.0)
-        if m is not None and math.isfinite(m) and math.isfinite(s):
-            r["rewards"] = [[m - s], [m + s]]
-        elif m is not None:
-            r["reward/mean"] = m
+        m, s = r.pop("reward/mean", None), r.pop("reward/std", None)
+        if m is not None and s is not None and math.isfinite(m) and math.isfinite(s):
+            r["rewards"] = [[m - s], [m + s]]  # mean m, population std s
+        elif m is not None and math.isfinite(m):
+            r["rewards"] = [[m]]  # no spread logged: one value, whose spread the reader leaves unknown
+            if s is not None:
+                r["reward/std"] = s
+        else:
+            r.update({k: v for k, v in (("reward/mean", m), ("reward/std", s)) if v is not None})
         out.append(r)
     return _jsonl(folder / "metrics.jsonl", out)
 
@@ -129,11 +133,13 @@ def _py(v: float) -> str:
 
 def companions(frame: pd.DataFrame, folder: Path) -> Path:
     table = pd.DataFrame(_rows(frame))
+    parts = {"step": table["step"]}
     for c in [c for c in table.columns if c != "step"]:
         given = table[c].notna()
-        table[f"{c}_available"] = given
-        table[f"{c}_reason"] = np.where(given, "", "not measured at this step")
-        table[c] = table[c].fillna(0.0)
+        parts[c] = table[c].fillna(0.0)
+        parts[f"{c}_available"] = given
+        parts[f"{c}_reason"] = pd.Series(np.where(given, "", "not measured at this step"), index=table.index)
+    table = pd.DataFrame(parts)
     f = folder / "metrics.csv"
     table.to_csv(f, index=False)
     return f

@@ -85,7 +85,8 @@ def _file(p: Path) -> str:
     text = head.decode("utf-8", "replace")
     if text.lstrip()[:1] in ("{", "["):
         return (f"JSON text of {lines:,} line(s) whose first row has no step column (step, global_step, "
-                "train/global_step, iteration, iter or _step)")
+                "train/global_step, iteration, iter or _step) and no column naming a reward, pass rate or loss: "
+                "--map COLUMN=reward/mean names one")
     paired = sum(1 for line in head.splitlines() if len(_PAIRS.findall(line)) >= 3)
     if paired:
         return (f"{lines:,} lines of text, {paired:,} of them with 3 or more name: number pairs, but no two lines "
@@ -93,5 +94,5 @@ def _file(p: Path) -> str:
     first_line = text.splitlines()[0] if text else ""
     if first_line.count(",") >= 2:
         return (f"{lines:,} lines of comma-separated text whose header names no step column (step, global_step, "
-                "iteration ...)")
+                "iteration ...) and no reward, pass rate or loss")
     return f"{lines:,} lines of text{cut} with no metrics a reader knows"

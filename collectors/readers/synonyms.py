@@ -130,8 +130,9 @@ def normalise(key: str) -> str:
 
 # -- the --map option, one syntax for grpo-import and grpo-diagnose (and grpo-dash's: one pair per --map) ----
 MAP_METAVAR = "THEIRS=OURS"
-MAP_HELP = ("rename a logged metric (text logs) to a canonical name, e.g. --map acc=reward/pass_rate; one pair "
-            "per --map, repeated for several")
+MAP_HELP = ("rename a logged metric (text logs) to a canonical name, e.g. --map acc=reward/pass_rate; "
+            "COLUMN=step names the step, COLUMN=kind the column telling eval rows apart; one pair per --map, "
+            "repeated for several")
 
 
 def add_map_option(parser) -> None:

@@ -29,6 +29,7 @@ from collectors.meta import RunError, RunMeta
 from collectors.readers import jsontext
 from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
+from collectors.readers.synonyms import user_map
 from collectors.readers.text import responses
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
@@ -77,17 +78,23 @@ def detect(target: str) -> bool:
     first = head.lstrip().split(b"\n", 1)[0].decode("utf-8", "replace")
     if p.suffix == ".csv":
         names = [c.strip().strip('"') for c in first.split(",")]
-        return len(names) > 1 and (step_column(names) is not None or looks_like_training(names))
+        return len(names) > 1 and (step_column(names) is not None or _training(names))
     if p.suffix == ".json":
         start = head.lstrip()[:1]
         text = head.decode("utf-8", "replace")
         keys = re.findall(r'"([^"\\]{1,200})"\s*:\s*[-0-9]', text)
         return (start == b"[" or '"log_history"' in text) and (any(f'"{k}"' in text for k in STEP_KEYS)
-                                                              or looks_like_training(keys))
+                                                              or _training(keys))
     if not first.startswith("{"):
         return False
     keys = re.findall(r'"([^"\\]{1,200})"\s*:\s*[-0-9]', first)
-    return any(f'"{k}"' in first.lower() for k in STEP_KEYS) or looks_like_training(keys)
+    return any(f'"{k}"' in first.lower() for k in STEP_KEYS) or _training(keys)
+
+
+def _training(names: list[str]) -> bool:
+    """A name says training (guess.looks_like_training), or the user's --map names one of the columns."""
+    mapped = user_map()
+    return looks_like_training(names) or any(n in mapped for n in names)
 
 
 def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:

@@ -101,8 +101,9 @@ def group_stats(rows: list[list[list[float]] | None]) -> pd.DataFrame:
         "reward/mean", "reward/std", "reward/min", "reward/max", "groups/zero_std_frac", "groups/reward_std_mean",
         "reward/pass_rate", "groups/all_pass_frac", "groups/all_fail_frac")}
     # 0/1 rewards are told by the whole block, not row by row (a row of [0, 1] in a graded reward is no pass rate)
-    binary = all(np.isin(np.asarray(g, dtype=np.float64), (0.0, 1.0)).all() for groups in rows if groups
-                 for g in groups)
+    # and only once both values were seen: a reward that is 0 on every response says nothing of pass and fail
+    seen = np.concatenate([np.asarray(g, dtype=np.float64) for groups in rows if groups for g in groups] or [[]])
+    binary = bool(len(seen)) and bool(np.isin(seen, (0.0, 1.0)).all()) and {0.0, 1.0} <= set(seen.tolist())
     for groups in rows:
         if not groups:
             for v in cols.values():
@@ -111,7 +112,7 @@ def group_stats(rows: list[list[list[float]] | None]) -> pd.DataFrame:
         flat = np.concatenate([np.asarray(g, dtype=np.float64) for g in groups])
         stds = np.array([np.std(g) for g in groups])
         cols["reward/mean"].append(float(flat.mean()))
-        cols["reward/std"].append(float(flat.std()))
+        cols["reward/std"].append(float(flat.std()) if len(flat) > 1 else np.nan)  # one response has no spread
         cols["reward/min"].append(float(flat.min()))
         cols["reward/max"].append(float(flat.max()))
         grouped = max(map(len, groups)) > 1  # groups of one response say nothing of ties within a group

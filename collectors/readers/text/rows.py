@@ -13,6 +13,7 @@ vectorised passes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -127,7 +128,8 @@ def numeric(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, np.ndarray], d
         else:
             s = _listable(s)
             try:
-                num = pd.to_numeric(s.map(_scalar_text) if s.dtype == object else s, errors="coerce")
+                num = pd.to_numeric(s.map(_scalar_text) if s.dtype == object or pd.api.types.is_string_dtype(s) else s,
+                                    errors="coerce")
                 values = num.to_numpy(dtype=np.float64, na_value=np.nan)
             except (OverflowError, TypeError, ValueError):  # an int beyond float (2**1000): value by value
                 values = np.array([math.nan if (x := to_number(v)) is None else x for v in s], dtype=np.float64)
@@ -180,8 +182,18 @@ def _listable(s: pd.Series) -> pd.Series:
     return s
 
 
+# A number printed through its type's repr: numpy 2 (`np.float64(0.25)`, verl's console), torch (`tensor(0.25)`,
+# `tensor(0.25, device='cuda:0')`): the number inside is the value
+_WRAPPED_RE = re.compile(r"^(?:np\.|numpy\.)?(?:float|int|uint)\d*\(\s*([^,()]+?)\s*\)$|^tensor\(\s*([^,()]+?)\s*(?:,[^()]*)?\)$")
+
+
 def _scalar_text(v):
-    return v.strip() if isinstance(v, str) else (v if isinstance(v, (int, float, bool)) or v is None else "x")
+    if isinstance(v, str):
+        v = v.strip()
+        if v.endswith(")") and (m := _WRAPPED_RE.match(v)):
+            return m[1] or m[2]
+        return v
+    return v if isinstance(v, (int, float, bool)) or v is None else "x"
 
 
 def _is_nan_word(v) -> bool:

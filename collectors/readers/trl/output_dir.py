@@ -199,6 +199,7 @@ class TrlRun(Run):
                                                      "train_batch_size", "num_train_epochs") if k in obj})
         last = self.last_step
         rows = []
+        bad_at: dict[str, list[int]] = {}  # non-numeric key -> the steps it was logged at: one note per key
         for i, entry in enumerate(history):
             if not isinstance(entry, dict) or not isinstance(entry.get("step"), int):
                 self._note(Problem(state.name, f"log_history[{i}]: no integer step; skipped"))
@@ -215,9 +216,12 @@ class TrlRun(Run):
                 if ROLLOUT_KEY in entry:
                     self._rollout_steps.add(step)
             row, bad = trl_row({k: v for k, v in entry.items() if k != "step"})
-            if bad:
-                self._note(Problem(state.name, f"step {step}: non-numeric {', '.join(bad[:3])}; left null"))
+            for key in bad:
+                bad_at.setdefault(key, []).append(step)
             rows.append({"step": step, **row})
+        for key, steps in bad_at.items():  # a callback's list of completions on every entry is one note, not 200
+            shown = ", ".join(map(str, steps[:3])) + (f" and {len(steps) - 3} more" if len(steps) > 3 else "")
+            self._note(Problem(state.name, f"step {shown}: non-numeric {key}; left null"))
         return rows
 
     def _training_args(self, state: Path) -> dict[str, Any]:
