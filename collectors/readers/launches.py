@@ -11,6 +11,7 @@ stopped before its first log) is no run; it is named in a note.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 NO_STEP = ("holds no logged step (a launch that stopped before its first log, or only its config); "
@@ -88,7 +89,7 @@ class RowLaunches:
         [1, 1, 1, 2, 2, 3, 3, 3, 3, 3] (the fall to 2 at the 9th row is a restart within the third launch)."""
         out = []
         for step in steps:
-            if step != step:  # NaN: a row without a step (skipped by the reader) stays in the current launch
+            if math.isnan(step):  # NaN: a row without a step (skipped by the reader) stays in the current launch
                 out.append(max(1, len(self.first)))
                 continue
             step = int(step)

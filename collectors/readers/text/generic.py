@@ -29,12 +29,9 @@ from collectors.meta import RunError, RunMeta
 from collectors.readers import jsontext
 from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
+from collectors.readers.launches import RowLaunches
 from collectors.readers.synonyms import user_map
 from collectors.readers.text import responses
-from collectors.readers.text.linetail import LineTail
-from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
-from collectors.run import Problem
-from collectors.readers.launches import RowLaunches
 from collectors.readers.text.guess import (
     StepGuess,
     drop_companions,
@@ -43,6 +40,9 @@ from collectors.readers.text.guess import (
     guess_step,
     looks_like_training,
 )
+from collectors.readers.text.linetail import LineTail
+from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
+from collectors.run import Problem
 from collectors.sources import launch_target, no_parts, register_source, split_launch
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "iteration", "iter", "_step")
@@ -431,8 +431,7 @@ def launch_count(path: str) -> int:
 
 def launches(target: str) -> list[str]:
     """The runs a target holds: a folder's logs, and a file holding several launches as `FILE#n` each."""
-    base, launch = split_launch(target)
-    if launch is not None:
+    if split_launch(target)[1] is not None:
         return []
     files = _file_launches(target) if Path(target).is_dir() else [target]
     out = []
