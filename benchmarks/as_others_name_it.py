@@ -75,12 +75,16 @@ def renamed(frame: pd.DataFrame, folder: Path) -> Path:
     return _jsonl(folder / "metrics.jsonl", _rows(frame, RENAMED))
 
 
+def _csv_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows as a table for a CSV, a logged NaN written `nan` (as Python's csv and pandas loggers print it) and
+    a value not logged at a step left empty."""
+    return pd.DataFrame([{k: ("nan" if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+                         for r in _rows(frame)])
+
+
 def no_step(frame: pd.DataFrame, folder: Path) -> Path:
-    rows = _rows(frame)
-    for r in rows:
-        r.pop("step")
     f = folder / "metrics.csv"
-    pd.DataFrame(rows).to_csv(f, index=False)
+    _csv_rows(frame).drop(columns=["step"]).to_csv(f, index=False)
     return f
 
 
@@ -132,11 +136,11 @@ def _py(v: float) -> str:
 
 
 def companions(frame: pd.DataFrame, folder: Path) -> Path:
-    table = pd.DataFrame(_rows(frame))
+    table = _csv_rows(frame)
     parts = {"step": table["step"]}
     for c in [c for c in table.columns if c != "step"]:
         given = table[c].notna()
-        parts[c] = table[c].fillna(0.0)
+        parts[c] = table[c].where(given, 0.0)
         parts[f"{c}_available"] = given
         parts[f"{c}_reason"] = pd.Series(np.where(given, "", "not measured at this step"), index=table.index)
     table = pd.DataFrame(parts)

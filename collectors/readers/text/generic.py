@@ -198,6 +198,8 @@ class GenericRun(TextRun):
         said in a note when it is not plainly named), else the row order."""
         if self._step is None:
             self._step = guess_step(frame, self.mapping)
+            # what a rule may ask before trusting "the first step": `order` when the steps are row positions
+            self.meta.info["step_from"] = self._step.column or "order"
             if self._step.how:
                 over = (f"--map {self._step.column}=OTHER if it is not the step" if self._step.column
                         else "--map COLUMN=step names one")
