@@ -2,7 +2,7 @@
 samples, without the config. A rule that is right only on the logs it was built on loses recall or gains false
 alarms here; that is the gap a run nobody here has seen falls into.
 
-    python benchmarks/diagnosis_robustness.py [--views NAME ...] [--real-runs PATH]
+    python benchmarks/diagnosis_robustness.py [--views NAME ...] [--real-runs PATH] [--runs] [--as-others]
 
 Each labelled corpus (dashboard/diagnosis/accuracy/corpora.py: sample_runs/, the TRL corpus, the real runs when
 ../shared is beside the project) is opened as usual, then seen through a view and scored with the same scoring
@@ -13,6 +13,8 @@ as scripts/score_diagnosis.py. Views:
 - `no_samples`: no response rows (most frameworks log none);
 - `no_config`: no configuration (a metrics export without its config);
 - `bare`: neither samples nor config.
+With `--as-others`, instead, every labelled real run is written again as other people name and shape their logs
+(benchmarks/as_others_name_it.py) and each shape's diagnosis compared with the plain one's.
 Expected labels stay those of the full run, so a view that removes the evidence of a failure counts as a miss:
 the figures say how much each kind of evidence carries, not only what the rules get wrong.
 """
