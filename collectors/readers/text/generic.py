@@ -413,13 +413,20 @@ def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
 detect_any, _file_launches = file_runs(detect, (".jsonl", ".csv", ".json"))
 
 
+_READ: dict[str, tuple[tuple[int, int], GenericRun]] = {}  # the run launch_count read, handed to the open after it
+
+
 @lru_cache(maxsize=256)
 def _launch_count(path: str, size: int, mtime_ns: int) -> int:
     try:
         run = GenericRun(path)
     except RunError:
         return 1
-    return int(run.meta.info.get("launches", 1))
+    n = int(run.meta.info.get("launches", 1))
+    if n == 1:  # open_runs asks for the launches, then opens the file: one read, not two
+        _READ.clear()
+        _READ[path] = ((size, mtime_ns), run)
+    return n
 
 
 def launch_count(path: str) -> int:
@@ -451,6 +458,13 @@ def launches(target: str) -> list[str]:
 def open_generic(target: str) -> GenericRun:
     base, launch = split_launch(target)
     if launch is None:
+        read = _READ.pop(str(target), None)
+        try:
+            st = os.stat(target)
+        except OSError:
+            st = None
+        if read is not None and st is not None and read[0] == (st.st_size, st.st_mtime_ns):
+            return read[1]
         return GenericRun(target)
     if not launch.isdigit() or not 1 <= int(launch) <= launch_count(base):
         raise RunError(f"{target}: {Path(base).name} holds no launch {launch!r} (launches 1 .. {launch_count(base)})")
