@@ -42,7 +42,7 @@ from collectors.readers.text.guess import (
 )
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
-from collectors.run import Problem
+from collectors.run import NAN_AT, Problem
 from collectors.sources import launch_target, no_parts, register_source, split_launch
 
 STEP_KEYS = ("step", "global_step", "train/global_step", "iteration", "iter", "_step")
@@ -144,6 +144,8 @@ class GenericRun(TextRun):
         self._kind: str | None = None
         self._kind_decided = False
         self._order = 0  # rows read so far: the step when no column is one
+        self._evals = eval_files_of(path) if launch is None or launch == 1 else []
+        self._eval_stamps: dict[Path, tuple] = {}
         self._tail = LineTail(path)
         self._header: list[str] | None = None  # a CSV's column names, from its first line
         self._json_state: tuple[int, float] | None = None
@@ -151,6 +153,39 @@ class GenericRun(TextRun):
         self.refresh()
 
     def _read_new(self) -> list[pd.DataFrame]:
+        return self._read_own() + self._read_evals()
+
+    def _read_evals(self) -> list[pd.DataFrame]:
+        """The eval history files beside the log (eval_files_of), read whole when they change: their metrics as
+        eval/<name> columns at their steps (the reward eval/reward_mean, a pass rate eval/pass_rate)."""
+        out = []
+        for f in self._evals:
+            try:
+                st = f.stat()
+            except OSError:
+                continue
+            if self._eval_stamps.get(f) == (st.st_size, st.st_mtime_ns):
+                continue
+            self._eval_stamps[f] = (st.st_size, st.st_mtime_ns)
+            try:
+                m = GenericRun(f, self.mapping).metrics
+            except RunError:
+                continue
+            names = {c: _EVAL_NAMES.get(c, c if c.startswith("eval/") else f"eval/{c}")
+                     for c in m.columns if c not in ("step", "_seq", "wall_time")}
+            if not names or not len(m):
+                continue
+            chunk = m[["step", *names]].rename(columns=names).reset_index(drop=True)
+            chunk = chunk.T.groupby(level=0, sort=False).first().T if chunk.columns.has_duplicates else chunk
+            chunk["step"] = chunk["step"].astype(np.int64)
+            chunk["_seq"] = np.arange(self._seq, self._seq + len(chunk), dtype=np.int64)
+            self._seq += len(chunk)
+            chunk.attrs[NAN_AT] = {}
+            self._note(Problem(f.name, f"eval rows beside {self.path.name}: read as its eval/<name> series"))
+            out.append(chunk)
+        return out
+
+    def _read_own(self) -> list[pd.DataFrame]:
         if not self.path.is_file():
             self._note(Problem(self.path.name, "no such file"))
             return []
@@ -412,6 +447,29 @@ def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
 
 detect_any, _file_launches = file_runs(detect, (".jsonl", ".csv", ".json"))
 
+# A file named as an eval history (`eval_history.json`, `val_metrics.csv`) beside exactly one other training log
+# holds that log's eval rows: read into it as eval/<name> series, not opened as a run of its own.
+EVAL_FILE_RE = re.compile(r"^(?:eval|evaluation|val|valid|validation|test)(?:[_\-.]|$)", re.IGNORECASE)
+_EVAL_NAMES = {"reward/mean": "eval/reward_mean", "reward/pass_rate": "eval/pass_rate"}
+
+
+def _is_eval_file(path: Path) -> bool:
+    return bool(EVAL_FILE_RE.match(path.stem))
+
+
+def _folder_logs(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(training logs, eval history files) among a folder's files the generic reader recognises."""
+    files = [Path(f) for f in _file_launches(str(folder))]
+    return [f for f in files if not _is_eval_file(f)], [f for f in files if _is_eval_file(f)]
+
+
+def eval_files_of(path: Path) -> list[Path]:
+    """The eval history files whose rows belong to `path` (see EVAL_FILE_RE)."""
+    if _is_eval_file(path) or not path.is_file():
+        return []
+    logs, evals = _folder_logs(path.parent)
+    return evals if logs == [path] else []
+
 
 _READ: dict[str, tuple[tuple[int, int], GenericRun]] = {}  # the run launch_count read, handed to the open after it
 
@@ -443,6 +501,10 @@ def launches(target: str) -> list[str]:
     if split_launch(target)[1] is not None:
         return []
     files = _file_launches(target) if Path(target).is_dir() else [target]
+    if Path(target).is_dir():
+        logs, evals = _folder_logs(Path(target))
+        if len(logs) == 1:  # the eval files are read into the one training log
+            files = [f for f in files if Path(f) not in evals]
     out = []
     for f in files:
         n = launch_count(f)
