@@ -1,8 +1,12 @@
 """One row per step from any trainer: JSONL, CSV, or a JSON list of dicts (a `log_history` dump).
 
-A row needs a step column (`step`, `global_step`, `train/global_step`, `iteration`, `iter`); every other
-column is a metric, named through `synonyms` (the user's `--map`, the TRL/verl/OpenRLHF maps, the synonym
-table), else kept as is. JSONL and CSV are parsed by pyarrow's native readers a block at a time (nested
+A table opens when it holds a step column or a column naming a reward, pass rate or loss. What it means is
+guessed where nobody said (`guess`, each guess in a reader note with the `--map` that overrides it): the step
+(a step name whose values count up, a column rising by a fixed stride, else the row order), which rows are eval
+records (a `type`/`split`/... column, an `eval` flag: their metrics become `eval/<name>`), companion
+`X_available`/`X_reason` columns (left out); a step that starts over starts a launch (`FILE#n`), and an eval
+history file beside the log joins it as eval series. Every other column is a metric, named through `synonyms`
+(the user's `--map`, the frameworks' maps, the synonym table) and `guess.refine_plan`, else kept as is. JSONL and CSV are parsed by pyarrow's native readers a block at a time (nested
 JSON objects flattened to `a.b`), from a byte offset kept between refreshes, so a growing log costs its new
 bytes only; a block pyarrow refuses (a broken line, a column changing type) is read line by line with
 `json` so the bad lines can be named. A JSON list is read whole when the file changes.
@@ -10,18 +14,15 @@ bytes only; a block pyarrow refuses (a broken line, a column changing type) is r
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
@@ -31,7 +32,6 @@ from collectors.readers.folders import file_runs
 from collectors.readers.keymap import TRAINER_SUMMARY_KEYS
 from collectors.readers.launches import RowLaunches
 from collectors.readers.synonyms import user_map
-from collectors.readers.text import responses
 from collectors.readers.text.guess import (
     StepGuess,
     drop_companions,
@@ -42,6 +42,7 @@ from collectors.readers.text.guess import (
 )
 from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import MAX_ROW_DEPTH, TextRun, json_lines, shallow
+from collectors.readers.text.tables import arrow_columns, records
 from collectors.run import NAN_AT, Problem
 from collectors.sources import launch_target, no_parts, register_source, split_launch
 
@@ -95,39 +96,6 @@ def _training(names: list[str]) -> bool:
     """A name says training (guess.looks_like_training), or the user's --map names one of the columns."""
     mapped = user_map()
     return looks_like_training(names) or any(n in mapped for n in names)
-
-
-def arrow_columns(table: pa.Table) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
-    """A parsed block -> (frame of flat columns, {column: logged-NaN mask}); structs flattened to `a.b`."""
-    while any(pa.types.is_struct(t) for t in table.schema.types):
-        table = table.flatten()
-    nans = {}
-    for name, col in zip(table.column_names, table.columns, strict=True):
-        if pa.types.is_floating(col.type):
-            mask = pc.fill_null(pc.is_nan(col), False).to_numpy(zero_copy_only=False)
-            if mask.any():
-                nans[name] = mask
-    names, cols = [], []
-    for name, col in zip(table.column_names, table.columns, strict=True):
-        t = col.type
-        if pa.types.is_list(t) or pa.types.is_large_list(t):
-            if responses.is_reward_name(name):  # each response's reward: responses.expand reads the groups
-                names.append(name)
-                cols.append(pd.Series(col.to_pylist(), dtype=object))
-            continue  # else a histogram or a list of token ids: no step metric
-        names.append(name)
-        if pa.types.is_floating(t) or pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_null(t):
-            # straight to a float array (a null is NaN; the NaN masks above tell them apart)
-            cols.append(pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False) if not pa.types.is_null(t)
-                        else np.full(len(col), np.nan))
-        else:
-            cols.append(col.to_pandas())
-    if len(set(names)) == len(names):
-        return pd.DataFrame(dict(zip(names, cols, strict=True)), copy=False), nans
-    # `{"a": {"b": 1}, "a.b": 2}` flattens to two columns `a.b`: both kept here, TextRun._emit makes them one
-    frame = pd.DataFrame(dict(enumerate(cols)), copy=False)
-    frame.columns = names
-    return frame, nans
 
 
 class GenericRun(TextRun):
@@ -414,35 +382,6 @@ class GenericRun(TextRun):
             shown = ", ".join(map(str, dup[:5]))
             self._note(Problem(self.path.name, f"{len(dup)} step(s) logged more than once ({shown}); "
                                                "the last write is kept"))
-
-
-def records(rows: list[dict[str, Any]]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
-    """Python dicts -> (frame, {column: logged-NaN mask}); nested dicts flattened with `.` as pyarrow does.
-
-    The NaN masks are taken before the frame exists: in a float column a NaN and a null (None) look alike.
-    """
-    if any(isinstance(v, dict) for r in rows[:50] for v in r.values()):
-        frame = pd.json_normalize(rows, sep=".")
-    else:
-        frame = pd.DataFrame.from_records(rows)
-    nans = {}
-    for col in frame.columns:
-        if frame[col].dtype.kind == "f" and frame[col].isna().any():
-            mask = _nan_mask(rows, col, len(frame))
-            if mask.any():
-                nans[col] = mask
-    return frame, nans
-
-
-def _nan_mask(rows: list[dict[str, Any]], col: str, n: int) -> np.ndarray:
-    path = col.split(".") if col not in rows[0] and "." in col else [col]
-    out = np.zeros(n, dtype=bool)
-    for i, r in enumerate(rows):
-        v: Any = r
-        for part in path:
-            v = v.get(part) if isinstance(v, dict) else None
-        out[i] = isinstance(v, float) and math.isnan(v)
-    return out
 
 
 detect_any, _file_launches = file_runs(detect, (".jsonl", ".csv", ".json"))
