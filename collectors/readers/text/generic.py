@@ -46,6 +46,7 @@ from collectors.readers.text.tables import arrow_columns, records
 from collectors.run import NAN_AT, Problem
 from collectors.sources import launch_target, no_parts, register_source, split_launch
 
+SUFFIXES = (".jsonl", ".csv", ".tsv", ".json")
 STEP_KEYS = ("step", "global_step", "train/global_step", "iteration", "iter", "_step")
 
 
@@ -73,14 +74,14 @@ def detect(target: str) -> bool:
     """A table of training rows: a step column, or a column naming a reward, pass rate or loss (guess.
     looks_like_training), in a CSV header, a JSON list (or log_history) or the first JSON line."""
     p = Path(target)
-    if not (p.is_file() and p.suffix in (".jsonl", ".csv", ".json")):
+    if not (p.is_file() and p.suffix in SUFFIXES):
         return False
     head = _head(p)
     first = head.lstrip().split(b"\n", 1)[0].decode("utf-8", "replace")
-    if p.suffix == ".csv":
-        names = [c.strip().strip('"') for c in first.split(",")]
+    if p.suffix in (".csv", ".tsv"):
+        names = [c.strip().strip('"') for c in first.split("," if p.suffix == ".csv" else "\t")]
         return len(names) > 1 and (step_column(names) is not None or _training(names))
-    if p.suffix == ".json":
+    if p.suffix == ".json" and not _json_lines(head):
         start = head.lstrip()[:1]
         text = head.decode("utf-8", "replace")
         keys = re.findall(r'"([^"\\]{1,200})"\s*:\s*[-0-9]', text)
@@ -90,6 +91,12 @@ def detect(target: str) -> bool:
         return False
     keys = re.findall(r'"([^"\\]{1,200})"\s*:\s*[-0-9]', first)
     return any(f'"{k}"' in first.lower() for k in STEP_KEYS) or _training(keys)
+
+
+def _json_lines(head: bytes) -> bool:
+    """A `.json` file holding JSON lines (one object a line, as many loggers write under that name)."""
+    lines = head.lstrip().split(b"\n", 2)
+    return len(lines) > 2 and lines[0].rstrip().endswith(b"}") and lines[1].lstrip().startswith(b"{")
 
 
 def _training(names: list[str]) -> bool:
@@ -157,7 +164,7 @@ class GenericRun(TextRun):
         if not self.path.is_file():
             self._note(Problem(self.path.name, "no such file"))
             return []
-        if self.path.suffix == ".json":
+        if self.path.suffix == ".json" and not _json_lines(_head(self.path)):
             return self._read_json_list()
         block, first, rewritten, _ = self._tail.read_bytes()
         if rewritten:
@@ -165,7 +172,8 @@ class GenericRun(TextRun):
             self._reset(self.path.name, "file was rewritten; read again from the top")
         if not block or block.isspace():
             return []
-        frame, nans, lines = self._csv(block, first) if self.path.suffix == ".csv" else self._jsonl(block, first)
+        tabular = self.path.suffix in (".csv", ".tsv")
+        frame, nans, lines = self._csv(block, first) if tabular else self._jsonl(block, first)
         return self._rows(frame, nans, lines)
 
     def _rows(self, frame: pd.DataFrame, nans: dict[str, np.ndarray], lines: np.ndarray) -> list[pd.DataFrame]:
@@ -264,7 +272,8 @@ class GenericRun(TextRun):
             # after the first block the header is given by name, so a new block is parsed as it lies (no copy)
             opts = pacsv.ReadOptions(column_names=self._header, block_size=block_size or 1 << 20)
             return pacsv.read_csv(pa.BufferReader(block), read_options=opts,
-                                  parse_options=pacsv.ParseOptions(invalid_row_handler=bad_row),
+                                  parse_options=pacsv.ParseOptions(invalid_row_handler=bad_row, delimiter=(
+                                      "\t" if self.path.suffix == ".tsv" else ",")),
                                   convert_options=pacsv.ConvertOptions(null_values=[""], strings_can_be_null=True))
 
         try:
@@ -384,7 +393,7 @@ class GenericRun(TextRun):
                                                "the last write is kept"))
 
 
-detect_any, _file_launches = file_runs(detect, (".jsonl", ".csv", ".json"))
+detect_any, _file_launches = file_runs(detect, SUFFIXES)
 
 # A file named as an eval history (`eval_history.json`, `val_metrics.csv`) beside exactly one other training log
 # holds that log's eval rows: read into it as eval/<name> series, not opened as a run of its own.
