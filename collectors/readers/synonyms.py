@@ -100,6 +100,7 @@ SYNONYMS: dict[str, str] = {
     # losses and the optimizer
     "loss": "loss/total",
     "total_loss": "loss/total",
+    "training_loss": "loss/total",  # transformers' notebook table heads the Trainer's `loss` "Training Loss"
     "actor_loss": "loss/policy",
     "policy_loss": "loss/policy",
     "pg_loss": "loss/policy",
