@@ -8,15 +8,13 @@ once the 31 runs kept aside were added to the corpus).
 # Real runs the diagnosis misses, by run name.
 NOT_YET: dict[str, str] = {
     # issue 36 (readers): the log does not open, or opens without its eval series
-    "trl_dapo_vl3b_entropy_collapse": "does not open: no reader recognises its files",
-    "cs336_math_qwen15b_lr4e5": "does not open: a JSONL of rollout/train/eval records",
-    "roll_rdan_qwen3_4b": "does not open: ROLL's metrics.jsonl names its step and reward otherwise",
-    "recgrpo_uncapped": "reward_up_eval_down missed: eval rows are read as second writes of train steps",
-    "recgrpo_lambda8": "reward_up_eval_down missed: eval rows are read as second writes of train steps",
+    "trl_dapo_vl3b_entropy_collapse": "opens (issue 36); false critical reward_flat (flat reward, grad_norm 0 on 42/49 logs)",
+    "roll_rdan_qwen3_4b": "opens (issue 36); zero_variance missed: advantage/zero_rate needs the ROLL map and a rule",
+    "recgrpo_uncapped": "eval series read (issue 36); eval falls 0.042 -> 0.033, under the rule's absolute 0.15",
+    "recgrpo_lambda8": "eval series read (issue 36); eval falls 0.050 -> 0.044, under the rule's absolute 0.15",
     # issue 37 (rules)
     "trl_console_hotpotqa_kl_drift": "kl_clip_explode missed: a steady KL climb to > 1 nat is no jump",
     "trl_math_pipeline_qwen15b": "zero_variance missed: 70% tied groups while the reward rises is only info",
-    "custom_math_g2_zeroloss": "zero_variance missed: tied groups not logged, p^G + (1-p)^G not estimated",
     "trl_gi_antihack_coldstart": "zero_variance|low_diversity missed: tied groups, identical answers",
     "trl_graphcross_format_plateau": "reward_flat missed: a reward pinned at a partial credit",
     "trl_ec_beta0_ratio_blowup": "false critical non_finite: KL NaN from step 9 of a beta = 0 run",
