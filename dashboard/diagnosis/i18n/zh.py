@@ -54,6 +54,9 @@ TITLES: dict[str, tuple[tuple[str, str], ...]] = {
         (r"The rollout engine's log-probs are far from the trainer's", "rollout engine 的 log-prob 与训练端相差很大")),
     "kl_clip_explode": ((r"KL / clip fraction explode", "KL/clip fraction 暴涨"),
                         (r"KL jumps far above its own level", "KL 跳到远高于自身水平的位置"),
+                        (r"KL to the reference climbs far from it", "相对 reference 的 KL 一路攀升，远离起点"),
+                        (r"KL to the reference climbs far from it while the reward keeps rising",
+                         "相对 reference 的 KL 一路攀升，远离起点，但 reward 仍在上升"),
                         (r"KL / clip fraction explode while the reward keeps rising", "KL/clip fraction 暴涨，但 reward 仍在上升"),
                         (r"KL jumps far above its own level while the reward keeps rising",
                          "KL 跳到远高于自身水平的位置，但 reward 仍在上升")),
@@ -494,6 +497,14 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在 {n} 个生成批次的第一个 optimizer step 中，有 {p}% 的 clip fraction 大于 0（{how}），而此时 policy 仍等于采样的那个"),
     (r"(?P<v>.+): one optimizer step in (?P<p>\S+) starts a batch", "{v}：每 {p} 个 optimizer step 开始一个批次"),
     # kl.py
+    ((r"KL to the reference climbs from (?P<a>\S+) at step (?P<s>\S+) to a median of (?P<m>\S+) nats per token over "
+      r"steps (?P<r>\S+) \(> (?P<b>\S+), held over (?P<n>\S+) logged points, to the end of the log\): far from where "
+      r"the policy started"),
+     "相对 reference 的 KL 从第 {s} 步的 {a} 一路升到第 {r} 步的中位数 {m} nats/token（> {b}，持续 {n} 个记录点，直到日志结束）："
+     "policy 已远离起点"),
+    ((r"KL to the reference climbs from (?P<a>\S+) at step (?P<s>\S+) to a median of (?P<m>\S+) nats per token over "
+      r"steps (?P<r>\S+) \(> (?P<b>\S+), held over (?P<n>\S+) logged points\): far from where the policy started"),
+     "相对 reference 的 KL 从第 {s} 步的 {a} 一路升到第 {r} 步的中位数 {m} nats/token（> {b}，持续 {n} 个记录点）：policy 已远离起点"),
     ((r"no KL term \((?P<c>.+)\): nothing holds the policy near its reference, so its KL to it measures how far the "
       r"policy went; at most a warning on its own"),
      "没有 KL 项（{c}）：没有什么把 policy 拉在参考模型附近，所以它对参考模型的 KL 只是 policy 走了多远；单凭这一点最多是警告"),

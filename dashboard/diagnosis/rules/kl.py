@@ -15,6 +15,10 @@ finding) is not an explosion, and the clip fraction's CLIP_HIGH counts only KL_J
 (issue 24). An explosion is critical when it stays: its median over the next LONG logged points stays far above
 the level before it (or, at the end of the log, it has not come back yet); a jump that comes back sooner is a
 warning ("KL jumps far above its own level"); one KL in the tens is critical on its own (seen: 12, then 1e24, then inf).
+
+A KL to the reference is also judged by its level, in its own units (nats per token): one that climbs steadily from
+near 0 to a held median above KL_RUNAWAY is a runaway as much as a jump is (the notes' row 3 names the size, not
+the shape). A level present from the first logged row is no runaway: that is reference_mismatch's.
 """
 
 from __future__ import annotations
@@ -47,6 +51,13 @@ SUSTAIN = 3  # logged points in a row: an explosion stays; a spike (one odd batc
 # ...and it is sudden: at least this many times the few points just before it (a steady climb doubles slowly; an
 # explosion multiplies the KL by 10-100 within a few steps)
 RECENT_JUMP = 3.0
+# A KL to the reference of 1 nat per token held over LONG logged points: the policy gives the tokens it samples
+# e (2.7) times the reference's probability on average, so a 100-token answer is e^100 times likelier under it.
+# GRPO practice sits at 1e-3..1e-1 (DeepSeekMath's beta 0.04 keeps it there); over the 63 real runs, those labelled
+# healthy hold medians under 0.35 nats and single logged spikes up to 1.4-3 nats that come back within a few logs.
+KL_RUNAWAY = 1.0
+# ...from a start below this (a tenth of it: near the reference); a start above is a level from the first row
+KL_RUNAWAY_START = 0.1
 SUSTAIN_SETTLED = 5  # below the absolute floor the evidence is weaker: it must stay longer to count
 # KL to the reference at the first step: a policy equal to its reference gives 0 there (TRL logs 0 or ~1e-5;
 # a bf16/fp32 numeric mismatch stays near 1e-3). 0.05 nats is an order of magnitude above that and far below
@@ -202,12 +213,35 @@ def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, sett
     return ev, (int(steps[i0]), int(steps[i1])), is_crit, bool(cat.any())
 
 
+def _runaway(steps: np.ndarray, x: np.ndarray, scale: float = 1.0) -> tuple[object, tuple[int, int], bool] | None:
+    """(evidence, step range, still there at the end?) of a KL to the reference that climbed from near 0
+    (its first logged value under KL_RUNAWAY_START) to a median over LONG logged points above KL_RUNAWAY (both x
+    `scale`, temperature_scale), else None. The range starts at the first point above the bar from which the
+    median of the next LONG points is above it too. steps, x: (T,) the logged steps and finite values."""
+    bar, start = KL_RUNAWAY * scale, KL_RUNAWAY_START * scale
+    if len(x) < LONG or x[0] >= start:
+        return None
+    ahead = rolling_median(x, LONG)[LONG - 1:]  # ahead[i]: the median of x[i:i + LONG]
+    onset = (x[:len(ahead)] > bar) & (ahead > bar)
+    if not onset.any():
+        return None
+    i0 = int(np.argmax(onset))
+    held_to_end = bool(ahead[-1] > bar)
+    i1 = len(x) - 1 if held_to_end else int(np.flatnonzero(ahead > bar)[-1]) + LONG - 1
+    med = float(np.median(x[i0:i1 + 1]))
+    ev = evidence("policy/kl_ref", med, bar, f"median over steps {steps[i0]}-{steps[i1]}",
+                  f"KL to the reference climbs from {fmt(float(x[0]))} at step {steps[0]} to a median of {fmt(med)} "
+                  f"nats per token over steps {steps[i0]}-{steps[i1]} (> {fmt(bar)}, held over {LONG} logged points"
+                  f"{', to the end of the log' if held_to_end else ''}): far from where the policy started")
+    return ev, (int(steps[i0]), int(steps[i1])), held_to_end
+
+
 @rule("kl_clip_explode", "KL / clip fraction explode", "kl_clip_explode")
 def kl_clip_explode(d: RunData):
     have = [m for m, *_ in SERIES if d.dense(m) is not None]
     if not have:
         return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
-    ev, ranges, severe, blowup = [], [], False, False
+    ev, ranges, severe, blowup, climbs = [], [], False, False, False
     tscale, free = temperature_scale(d), no_kl_term(d)
     for metric, floor, settled, level in SERIES:
         dd = d.dense(metric)
@@ -215,6 +249,11 @@ def kl_clip_explode(d: RunData):
             continue
         scale = tscale[0] if tscale is not None and metric != "policy/clipfrac" else 1.0
         hit = _explosion(metric, *dd, floor, settled, level, scale)
+        if hit is None and metric == "policy/kl_ref":
+            # a steady climb: a warning (a jump that stays is critical); a policy pushed the wrong way climbs so
+            run = _runaway(*dd, scale)
+            hit = None if run is None else (run[0], run[1], False, False)
+            climbs = run is not None
         if hit is not None:
             ev.append(hit[0])
             ranges.append(hit[1])
@@ -244,6 +283,8 @@ def kl_clip_explode(d: RunData):
         if hit is not None and hit[1] > 1:
             ev.append(evidence(f"config:{hit[0]}", hit[1], None, "config", f"{hit[0]} = {hit[1]:g}"))
     title = "KL / clip fraction explode" if severe else "KL jumps far above its own level"
+    if climbs and len(ranges) == 1:
+        title = "KL to the reference climbs far from it"
     severity = "critical" if severe else "warning"
     if facts.rises(d, after) and not blowup:
         # the reward keeps climbing through it: worth knowing, not a run that fails
