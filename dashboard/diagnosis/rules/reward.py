@@ -189,9 +189,9 @@ def _split(d: RunData, i0: int, i1: int, v: float) -> tuple[str | None, list]:
 
 def _zero_variance_finding(d: RunData, severity: str, side: str | None, rng: tuple[int, int], ev: list):
     """Zero-variance groups known to be all-pass (a split or a pass rate says so) are saturation: say so and
-    suggest harder prompts; otherwise the notes' checks for a missing learning signal, info while the run learns
-    unless almost every group is tied (a rising run whose no-spread groups mostly fail is not saturating: its
-    hard prompts give no signal; a reward's observed range never says which side a tie is on)."""
+    suggest harder prompts; otherwise the notes' checks for a missing learning signal, at its severity while the
+    run learns too (a rising run whose no-spread groups mostly fail is not saturating: its hard prompts give no
+    signal; a reward's observed range never says which side a tie is on)."""
     rising = facts.improving(d)
     if side == "all-pass":
         # Solved prompts the policy learned to solve (the share grows as the reward climbs) are the saturation of
@@ -206,9 +206,9 @@ def _zero_variance_finding(d: RunData, severity: str, side: str | None, rng: tup
         title = "Zero-variance groups from solved prompts: the task saturates"
         checks = (C.HARDER_PROMPTS, C.ZERO_VARIANCE)
     else:
-        # Almost every group tied (critical) stays critical while the reward rises: the rise then rests on the few
-        # groups left, and nothing known says the tied ones are solved.
-        severity = "info" if rising and severity != "critical" else severity
+        # A majority of tied groups stays a warning (almost all: critical) while the reward rises: more than half
+        # the rollout compute teaches nothing, the rise rests on the few groups left, and nothing known says the
+        # tied ones are solved.
         title = "Zero-variance groups dominate" + {"all-fail": " (mostly all-fail)", "all-pass": " (mostly all-pass)",
                                                    "both": " (both all-pass and all-fail)"}.get(side or "", "")
         checks = (C.ZERO_VARIANCE, C.DIFFICULTY, C.TEMPERATURE, C.VERIFIER)
