@@ -225,6 +225,11 @@ def group_baseline(d: RunData) -> tuple[bool | None, str]:
 
 BINARY_MIN_STEPS = 5  # steps with 0 < mean < 1 needed to recognise a binary reward from its moments
 BINARY_TOL = 0.02  # relative spread of std^2 / (p (1 - p)) across those steps
+# Without a logged std: the step means of a 0/1 reward over n responses are all k/n. Up to 16 responses a step
+# (1 to 2 prompts of a small group, as custom scripts log them) the lattice is coarse enough that a graded reward
+# (or one printed with a few decimals) leaves it within a few steps; above, 1/n is near a printed value's rounding.
+LATTICE_MAX = 16
+LATTICE_TOL = 1e-3  # a printed mean's rounding (4 decimals: 0.0001 off k/n), per unit of n
 
 
 def pass_rate(d: RunData) -> tuple[np.ndarray, np.ndarray, str] | None:
@@ -232,12 +237,15 @@ def pass_rate(d: RunData) -> tuple[np.ndarray, np.ndarray, str] | None:
 
     A 0/1 reward has std^2 = p (1 - p) x n / (n - 1) at every step (n responses; sample std) or exactly
     p (1 - p) (population std): the ratio is one constant across steps. Any other reward (graded, shaped,
-    several functions summed) breaks that on most steps. None when neither holds.
+    several functions summed) breaks that on most steps. Without a logged std: step means that are all k/n for one
+    small n (responses_per_step). None when neither holds.
     """
     logged = d.dense("reward/pass_rate")
     if logged is not None:
         return logged[0], logged[1], "reward/pass_rate"
     r, s = d.col(REWARD), d.col("reward/std")
+    if r is not None and s is None:
+        return _lattice_pass_rate(d, r)
     if r is None or s is None:
         return None
     ok = np.isfinite(r) & np.isfinite(s)
@@ -251,3 +259,24 @@ def pass_rate(d: RunData) -> tuple[np.ndarray, np.ndarray, str] | None:
     if not (1.0 - BINARY_TOL <= c <= 2.0) or float(np.median(np.abs(ratio - c))) > BINARY_TOL * c:
         return None
     return d.steps[ok], r[ok], f"reward/mean of a 0/1 reward (std^2 / p(1-p) = {c:.3g} on {int(mid.sum())} steps)"
+
+
+def responses_per_step(d: RunData) -> int | None:
+    """n when every logged reward mean lies in [0, 1] on the lattice k/n (n <= LATTICE_MAX) with at least
+    BINARY_MIN_STEPS means strictly between 0 and 1: a 0/1 reward over n responses a step. Else None."""
+    r = d.dense(REWARD)
+    if r is None or not len(r[1]) or r[1].min() < 0 or r[1].max() > 1:
+        return None
+    if int(np.sum((r[1] > 0) & (r[1] < 1))) < BINARY_MIN_STEPS:
+        return None
+    n = stats.lattice_size(r[1], LATTICE_MAX, LATTICE_TOL)
+    return None if n is None or n < 2 else n
+
+
+def _lattice_pass_rate(d: RunData, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, str] | None:
+    n = responses_per_step(d)
+    if n is None:
+        return None
+    ok = np.isfinite(r)
+    return d.steps[ok], r[ok], f"reward/mean of a 0/1 reward (every step's mean is k/{n}: {n} responses a step)"
+

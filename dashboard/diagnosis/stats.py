@@ -329,3 +329,24 @@ def is_constant(x: np.ndarray) -> bool:
     """True when every finite value is the same (and there is at least one)."""
     f = finite(x)
     return bool(len(f)) and bool(np.all(f == f[0]))
+
+
+def lattice_size(x: np.ndarray, max_n: int, tol: float = 1e-3) -> int | None:
+    """The smallest n <= max_n such that every finite value of x is a multiple of 1/n (within `tol`, a printed
+    value's rounding), else None: the step means of a 0/1 reward over n responses are k/n. x: (T,) -> int"""
+    f = finite(x)
+    if not len(f):
+        return None
+    for n in range(1, max_n + 1):
+        if np.all(np.abs(f * n - np.round(f * n)) <= tol * n):
+            return n
+    return None
+
+
+def tied_share(p: np.ndarray, g: float) -> np.ndarray:
+    """Share of groups of g independent 0/1 rewards at pass rate p whose rewards are all equal: p^g + (1 - p)^g.
+    Responses to one prompt are not independent (prompts differ in difficulty), and p^g + (1 - p)^g is convex in
+    p, so over prompts of varying difficulty the observed share is at least this. p: (T,) -> (T,)"""
+    p = np.clip(np.asarray(p, dtype=np.float64), 0.0, 1.0)
+    return p ** g + (1.0 - p) ** g
+

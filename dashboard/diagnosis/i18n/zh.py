@@ -602,7 +602,15 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      r"\(from (?P<how>.+)\)"), "pass rate {v} {op} {b}，持续 {n} 个记录的步：很少有 group 同时有成有败（依据 {how}）"),
     (r"(?P<m>\S+) of a 0/1 reward \(std\^2 / p\(1-p\) = (?P<r>\S+) on (?P<n>\S+) steps\)",
      "0/1 reward 的 {m}（{n} 步上 std^2 / p(1-p) = {r}）"),
+    (r"(?P<m>\S+) of a 0/1 reward \(every step's mean is k/(?P<n>\S+): (?P=n) responses a step\)",
+     "0/1 reward 的 {m}（每步的均值都是 k/{n}：每步 {n} 个回答）"),
     (r"(?P<k>\S+) of (?P<n>\S+) logged steps (?P<how>.+?) \((?P<how2>.+)\)", "{n} 个记录的步中有 {k} 个{how}（{how2}）"),
+    ((r"about (?P<v>\S+)% of groups tied \(advantage 0, no signal\), estimated as p\^G \+ \(1 - p\)\^G at pass rate "
+      r"p = (?P<p>\S+) and G = (?P<g>\S+) \((?P<how>.+)\); tied groups are not logged"),
+     "约 {v}% 的 group 全组同分（advantage 为 0，没有信号），按 p^G + (1 - p)^G 估计，pass rate p = {p}，G = {g}（{how}）；"
+     "日志没有记录全组同分的比例"),
+    (r"responses a step, at least the group size", "每步的回答数，不小于 group size"),
+    (r"samples: responses per group", "样本：每个 group 的回答数"),
     (r"had no update at all", "完全没有更新"),
     (r"had no group with any reward spread", "没有任何 group 有 reward 差异"),
     (r"every group zero-variance \((?P<m>\S+) = 1\)", "每个 group 都全组同分（{m} = 1）"),

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.diagnosis import checks as C
-from dashboard.diagnosis import facts
+from dashboard.diagnosis import facts, stats
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
@@ -229,7 +229,7 @@ def no_spread_steps(d: RunData):
     """Without a zero-variance fraction: the steps whose reward std is exactly 0 had no group with any spread."""
     hit = facts.no_spread_steps(d)
     if hit is None:
-        return NotJudged("zero_variance_groups", "neither groups/zero_std_frac nor reward/std is logged")
+        return estimated_ties(d)
     mask, how = hit
     share = float(mask.mean())
     if share < NO_SPREAD_SHARE or mask.sum() < 3:
@@ -240,6 +240,35 @@ def no_spread_steps(d: RunData):
     side, split_ev = _split(d, 0, d.n - 1, share)
     severity = "critical" if share > ZERO_VAR_CRIT else "warning"
     return [_zero_variance_finding(d, severity, side, d.step_range(int(idx[0]), int(idx[-1])), ev + split_ev)]
+
+
+def estimated_ties(d: RunData):
+    """Neither the tied share nor the reward's spread logged: the share a 0/1 reward at pass rate p gives groups of
+    G, p^G + (1 - p)^G (stats.tied_share: at least that over prompts of varying difficulty). p: the pass rate
+    over a window of steps; G: the group size from the config or the samples, else the responses a step (the
+    step means' lattice, facts.responses_per_step: G is at most that, so the share at least this). Judged as the
+    logged share is, a warning at most: an estimate, not a count."""
+    got, g = facts.pass_rate(d), group_size(d)
+    n = facts.responses_per_step(d) if g is None else None
+    if got is None or (g is None and n is None):
+        return NotJudged("zero_variance_groups", "neither groups/zero_std_frac nor reward/std is logged, and no "
+                         "pass rate with a group size to estimate the tied groups from")
+    steps, p, how = got
+    size, said = (g[1], g[0]) if g is not None else (float(n), "responses a step, at least the group size")
+    # the pass rate of a window, not of a step: a step of 2 responses has p 0, 0.5 or 1, whose own p^G + (1-p)^G
+    # is 1 or 0.5 whatever the task's pass rate
+    level = pd.Series(p).rolling(window_for(len(p), lo=3, hi=20), min_periods=1, center=True).mean().to_numpy()
+    est = stats.tied_share(level, size)
+    high = est > ZERO_VAR_WARN
+    if len(p) < 5 or high.sum() < sustained_len(len(p)):
+        return []
+    i0, i1 = int(np.argmax(high)), len(high) - 1 - int(np.argmax(high[::-1]))
+    v, pm = float(np.median(est[high])), float(np.mean(p[i0:i1 + 1]))
+    ev = [evidence("reward/mean", v, ZERO_VAR_WARN, f"p^G + (1 - p)^G over steps {steps[i0]}-{steps[i1]}",
+                   f"about {fmt(100 * v)}% of groups tied (advantage 0, no signal), estimated as p^G + (1 - p)^G at "
+                   f"pass rate p = {fmt(pm)} and G = {size:g} ({said}); tied groups are not logged")]
+    side = "all-fail" if pm <= facts.ALL_FAIL else "all-pass" if pm >= facts.ALL_PASS else None
+    return [_zero_variance_finding(d, "warning", side, (int(steps[i0]), int(steps[i1])), ev)]
 
 
 def zero_variance_examples(d: RunData, step: int, k: int = 3) -> list[dict]:
