@@ -152,7 +152,9 @@ def zero_variance_groups(d: RunData):
     # prompts per step the fraction jumps between 0 and 1, so runs of consecutive steps would miss it.
     high = rolling_median(z, w) > ZERO_VAR_WARN
     if high.sum() < sustained_len(len(z)):
-        return []
+        # a share that jumps between 0 and 1 (one prompt a step, or a few) has a median of 0 while a third of the
+        # steps have no group with spread at all: those steps update nothing, judged as without a logged share
+        return no_spread_steps(d)
     i0, i1 = int(np.argmax(high)), len(high) - 1 - int(np.argmax(high[::-1]))
     v = float(np.median(z[high]))
     ev = [evidence("groups/zero_std_frac", v, ZERO_VAR_WARN, f"median over the {int(high.sum())} logged steps "
