@@ -36,7 +36,8 @@ SYMPTOMS: dict[str, str] = {
 
 # rule id -> ((English title as a full-match regex, Chinese template filled with the named groups), ...)
 TITLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "reward_flat": ((r"Reward does not move \(stays near (?P<v>.+)\)", "reward 不动（停在 {v} 附近）"),),
+    "reward_flat": ((r"Reward does not move \(stays near (?P<v>.+)\)", "reward 不动（停在 {v} 附近）"),
+                    (r"Reward pinned at (?P<v>.+)", "reward 钉死在 {v}")),
     "reward_constant": ((r"Reward is constant \((?P<v>.+)\) over the whole run", "整个训练的 reward 恒为 {v}"),),
     "sparse_reward": ((r"Pass rate (?P<side>.+?): the task looks (?P<what>.+)", "pass rate {side}：任务看来{what}"),),
     "zero_variance_groups": (
@@ -611,6 +612,10 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "日志没有记录全组同分的比例"),
     (r"responses a step, at least the group size", "每步的回答数，不小于 group size"),
     (r"samples: responses per group", "样本：每个 group 的回答数"),
+    ((r"the reward sits at exactly (?P<v>\S+)(?P<howsp>( with no spread)?) on (?P<k>\S+) of the last (?P<n>\S+) logged "
+      r"steps \((?P<pc>\S+)%\), from step (?P<s>\S+) on: every response gets the same score"),
+     "从第 {s} 步起，最后 {n} 个记录的步中有 {k} 个（{pc}%）reward 恰好是 {v}{howsp}：每个回答得分都一样"),
+    (r" with no spread", "，组内没有差异"),
     (r"had no update at all", "完全没有更新"),
     (r"had no group with any reward spread", "没有任何 group 有 reward 差异"),
     (r"every group zero-variance \((?P<m>\S+) = 1\)", "每个 group 都全组同分（{m} = 1）"),

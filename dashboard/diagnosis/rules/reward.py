@@ -22,6 +22,10 @@ SPARSE_LOW, SPARSE_HIGH = 0.05, 0.95  # pass rate this close to 0 or 1: few grou
 ZERO_VAR_WARN, ZERO_VAR_CRIT = 0.5, 0.8  # half the groups teach nothing: warning; four in five: critical
 NO_SPREAD_SHARE = 0.2  # a fifth of the steps where no group had any spread is a finding on its own
 SUSTAINED_FRAC = 0.2  # a level condition must hold for a fifth of the run (at least MIN_CONSECUTIVE steps)
+# Half the second half's logged steps at one exact step mean with no spread: the reward has settled, whatever it
+# did before (a trend test over the whole run reads the climb to it as learning)
+PINNED_SHARE = 0.5
+PINNED_DIGITS = 6  # a logged mean's digits compared (TRL's JSON floats; printed logs keep 4)
 MIN_GROUP = 4  # notes, section 5: below this a group's mean and std rest on a couple of rewards
 
 
@@ -68,7 +72,8 @@ def reward_flat(d: RunData):
     lo, hi = t.change_bounds
     tight = facts.reward_stuck(d)
     if t.direction() != "flat" and not tight:
-        return []  # it moves: up is learning; a significant fall is no_learning's finding
+        # it moves: up is learning, a significant fall is no_learning's finding; unless it settled on one value
+        return pinned_reward(d)
     ev = [evidence("reward/mean", t.change, facts.FLAT_BAND * scale, f"Theil-Sen change over steps {steps[0]}-{steps[-1]}",
                    f"{'no trend beyond the noise' if t.direction() == 'flat' else 'a trend too small to matter'}: "
                    f"Mann-Kendall p = {t.p:.2g} over {t.n} points; change {fmt(t.change)} (95% CI {fmt(lo)} .. "
@@ -91,6 +96,34 @@ def reward_flat(d: RunData):
     return [finding("reward_flat", severity, f"Reward does not move (stays near {fmt(float(np.median(r)))})",
                     (int(steps[0]), int(steps[-1])), ev + ev_idle + ev_still + sub_causes(d), C.REWARD_FLAT,
                     metrics=("reward/mean", "groups/zero_std_frac"))]
+
+
+def pinned_reward(d: RunData) -> list:
+    """A reward that moved, then settled on one exact value with no spread (a partial credit every response gets,
+    as a format bonus): on at least PINNED_SHARE of the second half's logged steps the step mean is the mode of
+    that half to the printed digits, and the step's std (where logged) is 0. A mean over many responses repeats
+    exactly only when they all score alike. A 0/1 reward pinned at its pass rate's top (all pass) is saturation,
+    not a plateau (zero_variance_groups says it). [] when it does not hold."""
+    steps, r = d.dense("reward/mean")
+    half = len(r) // 2
+    late = np.round(r[half:], PINNED_DIGITS)
+    values, counts = np.unique(late, return_counts=True)
+    v = float(values[np.argmax(counts)])
+    at = np.round(r, PINNED_DIGITS) == v
+    sd = d.col("reward/std")
+    if sd is not None and len(sd) == len(d.steps):
+        at &= np.isin(steps, d.steps[np.nan_to_num(sd, nan=1.0) == 0.0])
+    share = float(at[half:].mean())
+    if share < PINNED_SHARE or (facts.pass_rate(d) is not None and facts.same_score_side(
+            d, np.isin(d.steps, steps[at])) == "all-pass"):
+        return []
+    i0 = int(np.argmax(at))
+    ev = [evidence("reward/mean", v, None, f"share of the second half's {len(late)} logged steps at one value",
+                   f"the reward sits at exactly {fmt(v)}{' with no spread' if sd is not None else ''} on "
+                   f"{int(at[half:].sum())} of the last {len(late)} logged steps ({fmt(100 * share)}%), from step "
+                   f"{steps[i0]} on: every response gets the same score")]
+    return [finding("reward_flat", "warning", f"Reward pinned at {fmt(v)}", (int(steps[i0]), int(steps[-1])),
+                    ev + sub_causes(d), C.REWARD_FLAT, metrics=("reward/mean", "groups/zero_std_frac"))]
 
 
 @rule("reward_constant", "reward constant across the whole run", "reward_flat")
