@@ -133,20 +133,23 @@ def _logged_nans(d: RunData):
 
 
 # A metric NaN from its first row on, while these stay finite, was never computed (TRL logs kl as NaN when
-# beta = 0; a custom trainer writes NaN for what it does not measure): "not logged", not a divergence.
+# beta = 0; a custom trainer writes NaN for what it does not measure): "not logged", not a divergence. So is one
+# whose every finite value is exactly 0 (Unsloth's GRPO at beta = 0 logs kl as 0 or NaN, step to step, from step
+# 1 at learning rate 0 on): it never measured anything, and its NaNs are the same placeholder.
 COMPUTED_BESIDE = ("loss/total", "loss/policy", "optim/grad_norm")
 
 
 def _never_computed(d: RunData, name: str, x: np.ndarray) -> np.ndarray:
-    """(T,) bool: the leading NaNs of `x` (none finite before them) on rows where the loss or the gradient norm
-    is finite; all False when `name` is one of those, or neither is logged."""
+    """(T,) bool: the leading NaNs of `x` (none finite before them), or every NaN of an `x` whose finite values
+    are all exactly 0, on rows where the loss or the gradient norm is finite; all False when `name` is one of
+    those, or neither is logged."""
     if name in COMPUTED_BESIDE:
         return np.zeros(len(x), dtype=bool)
     beside = [c for n in COMPUTED_BESIDE if (c := d.col(n)) is not None]
     if not beside:
         return np.zeros(len(x), dtype=bool)
-    leading = np.logical_and.accumulate(np.isnan(x))
-    return leading & np.logical_or.reduce([np.isfinite(c) for c in beside])
+    placeholder = np.isnan(x) if not np.any(x[np.isfinite(x)]) else np.logical_and.accumulate(np.isnan(x))
+    return placeholder & np.logical_or.reduce([np.isfinite(c) for c in beside])
 
 
 @rule("non_finite", "NaN or inf in the metrics", "non_finite")
