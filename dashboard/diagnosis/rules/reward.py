@@ -92,7 +92,12 @@ def reward_flat(d: RunData):
     if rising_eval:
         ev.append(evidence(e[0], e[1].change, None, "Theil-Sen change", f"but {e[0]} rises ({fmt(e[1].change)}, "
                            f"p = {e[1].p:.2g}): something is learned"))
-    severity = "critical" if strong and not rising_eval else "warning"
+    top = facts.saturated(d)
+    if top is not None:
+        ev.append(evidence("reward/mean", top, facts.ALL_PASS, "median place in the reward's own range",
+                           f"the reward sits at {fmt(100 * top)}% of its range (its logged min to max, or a pass rate): "
+                           "saturated"))
+    severity = "critical" if strong and not rising_eval and top is None else "warning"
     return [finding("reward_flat", severity, f"Reward does not move (stays near {fmt(float(np.median(r)))})",
                     (int(steps[0]), int(steps[-1])), ev + ev_idle + ev_still + sub_causes(d), C.REWARD_FLAT,
                     metrics=("reward/mean", "groups/zero_std_frac"))]
