@@ -162,5 +162,13 @@ def low_diversity(d: RunData):
         if x is not None and len(x[1]):
             ev.append(evidence(name, float(np.median(x[1])), None, "median", f"{name} median {fmt(float(np.median(x[1])))}"))
     rng = (int(d.steps[0]), int(d.steps[-1])) if d.n else None
-    return [finding("low_diversity", "warning", "Little in-group diversity (low temperature or entropy)", rng, ev,
+    # Without a group baseline (PPO with GAE, REINFORCE) no advantage compares responses to one prompt: a policy
+    # nearly deterministic from the start is worth knowing, no loss of signal (the samples would say more)
+    grouped, said = facts.group_baseline(d)
+    severity = "warning"
+    if grouped is False and all(e.metric == "policy/entropy" for e in ev):
+        severity = "info"
+        ev.append(evidence(f"config:{said.split(' = ')[0]}", float("nan"), None, "config",
+                           f"{said}: no group baseline, so alike responses take no signal away"))
+    return [finding("low_diversity", severity, "Little in-group diversity (low temperature or entropy)", rng, ev,
                     (C.TEMPERATURE, C.DIVERSITY, C.EXPLORATION), metrics=("groups/zero_std_frac", "policy/entropy"))]
