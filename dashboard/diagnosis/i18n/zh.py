@@ -518,6 +518,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "又回落了：其后 {n} 个记录点的中位数回到跳升之前的水平附近"),
     (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\)",
      "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）"),
+    ((r"KL to the reference is already (?P<v>\S+) nats per token at step (?P<s>\S+), the first logged row: (?P<k>\S+) "
+      r"updates do not move a policy that far from where it started"),
+     "相对 reference 的 KL 在第一个记录的第 {s} 步就已是 {v} nats/token：{k} 次更新不会让 policy 离起点这么远"),
     ((r"KL to the reference is (?P<v>\S+) nats at step (?P<s>\S+), before the policy could move: a policy that starts "
      r"as its reference gives about 0 there"),
      "第 {s} 步参考 KL 就已是 {v} nats，此时 policy 还来不及变化：从参考模型出发的 policy 在这里应约为 0"),

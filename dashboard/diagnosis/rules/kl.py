@@ -31,6 +31,7 @@ from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
+from dashboard.diagnosis.rules.reward import ZERO_VAR_CRIT  # four in five groups tied: a wrecked policy
 from dashboard.diagnosis.series import episodes, rolling_median
 
 KL_JUMP = 5.0  # a 5-point median this many times the run's level before it is an explosion...
@@ -63,6 +64,10 @@ SUSTAIN_SETTLED = 5  # below the absolute floor the evidence is weaker: it must 
 # a bf16/fp32 numeric mismatch stays near 1e-3). 0.05 nats is an order of magnitude above that and far below
 # the ~1 nat an SFT adapter over its base model shows.
 REF_KL_FIRST = 0.05
+# A first row logged after some updates (every N steps: the first row is step N) judges only a KL a few updates
+# cannot give: KL_RUNAWAY, a level healthy runs do not reach in hundreds of steps (see above); the row must be the
+# run's first logging interval (its step no later than the interval to the next), not a resumed run's.
+REF_KL_LATE = KL_RUNAWAY
 FIRST_STEPS = 1  # the first logged point must be at step <= 1 (before or during the first update) to judge
 # ... except where steps count from 0: our trainer logs step 0 before any update, and its step 1 after one
 # (TRL, verl and OpenRLHF number from 1, and their step 1 is computed with the starting weights)
@@ -153,7 +158,7 @@ def temperature_scale(d: RunData) -> tuple[float, str] | None:
 
 
 def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, settled: float | None,
-               level: float | None, scale: float = 1.0) -> tuple[object, tuple[int, int], bool, bool] | None:
+               level: float | None, scale: float = 1.0, late_start: bool = False) -> tuple[object, tuple[int, int], bool, bool] | None:
     """(evidence, step range, critical?, a catastrophic value?) of a sustained jump or a catastrophic value of one
     series, else None. steps, x: (T,) the series' logged steps and finite values.
 
@@ -177,11 +182,16 @@ def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, sett
     none = np.zeros(len(x), dtype=bool)
     above, crossed = None, none
     if level is not None:
-        # the KL to the reference has a known start (0): far above `level` is far from it; a clip fraction or a
-        # staleness KL above `level` counts only far above the level the run holds from its first steps
-        above = level if metric == "policy/kl_ref" or not np.isfinite(early) else max(level, KL_JUMP * early)
+        # the KL to the reference has a known start (0): far above `level` is far from it, unless its first row
+        # is already at nats (a reference that is not the starting policy: reference_mismatch); a clip fraction or
+        # a staleness KL above `level` counts only far above the level the run holds from its first steps
+        known_start = metric == "policy/kl_ref" and not late_start
+        above = level if known_start or not np.isfinite(early) else max(level, KL_JUMP * early)
         crossed = stats.sustained(x > above, SUSTAIN)
+    # a KL in the tens from the first logged row on is a level (reference_mismatch's), not a blow-up
     cat = x >= catastrophic_at if catastrophic_at is not None else none
+    if late_start:
+        cat &= x >= KL_JUMP * early
     settled_jump = _jumps(x, floor, settled, prior, SUSTAIN_SETTLED, early=early) if settled is not None else none
     eps = episodes(jump | crossed | cat | settled_jump, min_len=1)
     if not eps:
@@ -243,12 +253,13 @@ def kl_clip_explode(d: RunData):
         return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
     ev, ranges, severe, blowup, climbs = [], [], False, False, False
     tscale, free = temperature_scale(d), no_kl_term(d)
+    late_start = late_reference(d)
     for metric, floor, settled, level in SERIES:
         dd = d.dense(metric)
         if dd is None or len(dd[1]) < SHORT:
             continue
         scale = tscale[0] if tscale is not None and metric != "policy/clipfrac" else 1.0
-        hit = _explosion(metric, *dd, floor, settled, level, scale)
+        hit = _explosion(metric, *dd, floor, settled, level, scale, late_start and metric == "policy/kl_ref")
         if hit is None and metric == "policy/kl_ref":
             # a steady climb: a warning (a jump that stays is critical); a policy pushed the wrong way climbs so
             run = _runaway(*dd, scale)
@@ -303,21 +314,49 @@ def _reward_after(d: RunData, step: int) -> stats.Trend | None:
     return stats.trend(r[0][keep], r[1][keep])
 
 
+def late_reference(d: RunData) -> bool:
+    """A KL to the reference at REF_KL_LATE or more already at a first row logged after updates (the run's first
+    logging interval), in a run whose groups still have spread: a reference that is not the starting policy. A
+    learning rate far too large also gets there in a few updates (TRL averages a logging interval's rows: lr 0.05
+    logs 3.7 nats at step 5), but it wrecks the policy: from then on nearly every group ties (zero-variance share
+    above ZERO_VAR_CRIT, or no reward spread at all), which a policy that only started elsewhere does not show."""
+    kl = d.dense("policy/kl_ref")
+    if kl is None or len(kl[0]) < 2 or kl[0][0] <= FIRST_STEPS or not _first_row_of_run(kl[0]):
+        return False
+    if kl[1][0] < REF_KL_LATE * (temperature_scale(d) or (1.0,))[0]:
+        return False
+    z, sd = d.dense("groups/zero_std_frac"), d.dense("reward/std")
+    if z is not None and len(z[1]):
+        return float(np.median(z[1])) <= ZERO_VAR_CRIT
+    return sd is None or not len(sd[1]) or float(np.median(sd[1])) > 0.0
+
+
+def _first_row_of_run(steps: np.ndarray) -> bool:
+    """Whether the first logged step is the run's first logging interval: at most the gap to the next row (a run
+    logged every 10 steps starts at 10; one resumed at step 101 does not). steps: (T,) ascending"""
+    return len(steps) >= 2 and 0 < steps[0] <= steps[1] - steps[0]
+
+
 @rule("reference_mismatch", "KL to the reference far from 0 at the first step", "reference_mismatch")
 def reference_mismatch(d: RunData):
     kl = d.dense("policy/kl_ref")
     if kl is None or not len(kl[0]):  # logged, but with no finite value
         return NotJudged("reference_mismatch", "policy/kl_ref is not logged (or only as placeholder zeros)")
     steps, x = kl
-    if steps[0] > FIRST_STEPS - (d.source in ZERO_BASED_SOURCES):
-        return NotJudged("reference_mismatch", f"the first KL to the reference is logged at step {steps[0]}, after "
-                         "updates: the starting KL is unknown")
     v = float(x[0])
-    if v <= REF_KL_FIRST:
+    if steps[0] > FIRST_STEPS - (d.source in ZERO_BASED_SOURCES):
+        if not late_reference(d):
+            return NotJudged("reference_mismatch", f"the first KL to the reference is logged at step {steps[0]}, "
+                             "after updates: the starting KL is unknown")
+        ev = [evidence("policy/kl_ref", v, REF_KL_LATE, f"value at step {steps[0]}",
+                       f"KL to the reference is already {fmt(v)} nats per token at step {steps[0]}, the first "
+                       f"logged row: {int(steps[0]) - 1} updates do not move a policy that far from where it started")]
+    elif v <= REF_KL_FIRST:
         return []
-    ev = [evidence("policy/kl_ref", v, REF_KL_FIRST, f"value at step {steps[0]}",
-                   f"KL to the reference is {fmt(v)} nats at step {steps[0]}, before the policy could move: "
-                   f"a policy that starts as its reference gives about 0 there")]
+    else:
+        ev = [evidence("policy/kl_ref", v, REF_KL_FIRST, f"value at step {steps[0]}",
+                       f"KL to the reference is {fmt(v)} nats at step {steps[0]}, before the policy could move: "
+                       f"a policy that starts as its reference gives about 0 there")]
     if len(x) >= 3:
         med = float(np.median(x))
         ev.append(evidence("policy/kl_ref", med, None, "median over the run", f"median over the run {fmt(med)}: "
