@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashboard.diagnosis.confidence import assess
 from dashboard.diagnosis.consequences import demote_consequences, demote_explained
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import Finding, NotJudged, sort_findings
@@ -85,7 +86,8 @@ def collect(outputs: Iterable[list[Finding] | NotJudged], steps: Any = None) -> 
             not_judged.append(out)
         else:
             findings.extend(out)
-    return sort_findings(demote_explained(demote_consequences(findings, steps))), not_judged
+    findings = demote_explained(demote_consequences(findings, steps))
+    return sort_findings([assess(f, steps) for f in findings]), not_judged
 
 
 def diagnose(run: Any, rules: list[str] | None = None) -> Diagnosis:

@@ -71,9 +71,17 @@ class Finding:
     checks: tuple[Check, ...]  # ordered: check the first one first
     metrics: tuple[str, ...] = ()  # charts this finding concerns (to shade step_range on)
     examples: tuple[dict[str, Any], ...] = ()  # sample rows cited as evidence (plain dicts)
+    confidence: str = ""  # "high" / "medium" / "low": how sure the finding is (confidence.py); "" not assessed
+    basis: str = ""  # why: "steps" (logged steps it rests on), "few_steps", "short_run", "estimate", "config"
+    basis_n: int = 0  # the count the basis names (logged steps)
+
+    @property
+    def onset(self) -> int | None:
+        """The step where the finding began (the first of its step range); None for the whole run or the config."""
+        return self.step_range[0] if self.step_range else None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "onset": self.onset}
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ def format_finding(f: Finding, lang: str = "en") -> str:
     mark = MARK[f.severity] if lang == "en" else f"[{label(f.severity, lang)}]"
     sep = label("sep", lang)
     lines = [f"{mark} {f.title}  ({f.rule_id}, {span})", f"    {label('symptom', lang)}{sep}{f.symptom}"]
+    if sure := confidence_text(f, lang):
+        lines.append(f"    {sure}")
     lines += [f"    {label('evidence', lang)}{sep}{e.text}" for e in f.evidence]
     lines.append(f"    {label('check_first', lang)}{sep.rstrip()}")
     lines += [f"      {i}. {c.what}{sep}{c.how}" for i, c in enumerate(f.checks, start=1)]
@@ -23,3 +25,13 @@ def format_finding(f: Finding, lang: str = "en") -> str:
         text = ", ".join(f"{k}={v!r}" for k, v in ex.items())
         lines.append(f"    {label('example', lang)}{sep}{text}")
     return "\n".join(lines)
+
+
+def confidence_text(f: Finding, lang: str = "en") -> str:
+    """"began at step 280; how sure: high (rests on 80 logged steps)" in `lang`; "" when not assessed."""
+    if not f.confidence:
+        return ""
+    sure = f"{label('how_sure', lang)}{label('sep', lang)}{label('conf_' + f.confidence, lang)}"
+    sure += label("in_parens", lang, v=label("basis_" + f.basis, lang, n=f.basis_n)) if f.basis else ""
+    return f"{label('onset', lang, s=f.onset)}{label('list_sep', lang)}{sure}" if f.onset is not None else sure
+

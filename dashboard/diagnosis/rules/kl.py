@@ -293,9 +293,8 @@ def kl_clip_explode(d: RunData):
     for hit in (d.number("algo.epochs", "num_iterations", "ppo_epochs"), d.number("algo.minibatches")):
         if hit is not None and hit[1] > 1:
             ev.append(evidence(f"config:{hit[0]}", hit[1], None, "config", f"{hit[0]} = {hit[1]:g}"))
-    title = "KL / clip fraction explode" if severe else "KL jumps far above its own level"
-    if climbs and len(ranges) == 1:
-        title = "KL to the reference climbs far from it"
+    title = "KL to the reference climbs far from it" if climbs and len(ranges) == 1 else \
+        "KL / clip fraction explode" if severe else "KL jumps far above its own level"
     severity = "critical" if severe else "warning"
     if facts.rises(d, after) and not blowup:
         # the reward keeps climbing through it: worth knowing, not a run that fails

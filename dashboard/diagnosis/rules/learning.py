@@ -148,7 +148,9 @@ def _never_computed(d: RunData, name: str, x: np.ndarray) -> np.ndarray:
     beside = [c for n in COMPUTED_BESIDE if (c := d.col(n)) is not None]
     if not beside:
         return np.zeros(len(x), dtype=bool)
-    placeholder = np.isnan(x) if not np.any(x[np.isfinite(x)]) else np.logical_and.accumulate(np.isnan(x))
+    finite = x[np.isfinite(x)]
+    zeros = len(finite) > 0 and not finite.any() and not np.isinf(x).any()
+    placeholder = np.isnan(x) if zeros else np.logical_and.accumulate(np.isnan(x))
     return placeholder & np.logical_or.reduce([np.isfinite(c) for c in beside])
 
 
