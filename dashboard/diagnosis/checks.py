@@ -86,6 +86,17 @@ LENGTH_AGG = Check("the loss aggregation", "per-token versus per-sequence averag
                    "answers (notes, section 5)", config("algo.loss_agg"))
 MAX_TOKENS = Check("the length limit", "truncated responses usually score 0; raise max new tokens or penalise "
                    "overlong answers explicitly", config("rollout.max_new_tokens"))
+# huggingface/trl#7039, huggingface/open-r1#363: completions that never end (clipped ratio ~1, terminated length 0)
+# come first from a stop token the model never emits (the chat template's end token differs from the generation's
+# eos_token_id), then from a cap far below the answers' length
+STOP_TOKEN = Check("the stop token", "generation stops only at the eos/stop token id it is given: decode the last "
+                   "tokens of a few completions and compare the token the model ends its answers with (its chat "
+                   "template's end token) with the tokenizer's and the generation config's eos_token_id; a cap far "
+                   "below the answers' length looks the same", config("rollout.max_new_tokens"))
+# modelscope/ms-swift#8123, huggingface/trl#5775: a reward function that returns None or NaN for some responses
+REWARD_RETURNS = Check("the reward functions' return values", "call each reward function on a few logged "
+                       "completions and look for None or NaN (a parse error, a failed API call, an empty answer): "
+                       "one in a group makes its advantages NaN, the loss 0 and the gradient NaN", chart("reward/mean"))
 NON_FINITE = Check("where the first NaN/inf appears", "look at grad norm, loss and KL just before it; lower the LR, "
                    "check for log(0) in the KL estimator or a division by a zero std", chart("loss/total"))
 

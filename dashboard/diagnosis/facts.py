@@ -196,11 +196,22 @@ def no_update_steps(d: RunData) -> tuple[np.ndarray, str] | None:
     gn = d.col("optim/grad_norm")
     if gn is not None:
         return (gn == 0.0), "gradient norm exactly 0"
+    if loss_zero_expected(d):
+        return None
     for name in ("loss/policy", "loss/total"):
         x = d.col(name)
         if x is not None:
             return (x == 0.0), f"{name} exactly 0"
     return None
+
+
+def loss_zero_expected(d: RunData) -> bool:
+    """Whether the config makes a loss of exactly 0 the expected value (huggingface/trl#3452): no KL term (beta 0)
+    and one pass over each rollout (num_iterations 1: the ratio is exactly 1 where the loss is computed), so
+    the group-centred advantages sum the policy term to 0 while its gradient is not 0."""
+    beta = d.number("beta", "kl_coef", "init_kl_coef")
+    passes = d.number("num_iterations", "ppo_epochs", "algo.epochs")
+    return beta is not None and beta[1] == 0 and passes is not None and passes[1] == 1
 
 
 def no_spread_steps(d: RunData) -> tuple[np.ndarray, str] | None:

@@ -26,6 +26,7 @@ SYMPTOMS: dict[str, str] = {
     "eval_diverges": "reward 升但 eval 降",
     "length_drift": "长度效应：截断增多、长度漂移",
     "non_finite": "指标中出现 NaN 或 inf",
+    "lr_ends_early": "学习率调度在训练结束之前就结束了",
     "verifier_suspect": "reward 为 0 的回答看起来是对的：检查 verifier",
     "config_kl_twice": "KL 既并入 reward 又加在 loss 上",
     "config_small_group_adv": "G < 4 仍按组除标准差",
@@ -38,6 +39,7 @@ SYMPTOMS: dict[str, str] = {
 TITLES: dict[str, tuple[tuple[str, str], ...]] = {
     "reward_flat": ((r"Reward does not move \(stays near (?P<v>.+)\)", "reward 不动（停在 {v} 附近）"),
                     (r"Reward pinned at (?P<v>.+)", "reward 钉死在 {v}")),
+    "lr_ends_early": ((r"The learning rate reaches 0 at step (?P<s>\S+), before the run ends", "学习率在第 {s} 步降到 0，早于训练结束"),),
     "reward_constant": ((r"Reward is constant \((?P<v>.+)\) over the whole run", "整个训练的 reward 恒为 {v}"),),
     "sparse_reward": ((r"Pass rate (?P<side>.+?): the task looks (?P<what>.+)", "pass rate {side}：任务看来{what}"),),
     "zero_variance_groups": (
@@ -155,6 +157,15 @@ CHECKS: dict[str, tuple[str, str]] = {
     "whole_groups_with_the_same_score": ("全组同分", "若每个 group 都是 zero-variance，advantage 全为 0"),
     "group_size": ("group 大小", "G < 4 时一组的 mean/std 只靠两三个 reward，单个异常 reward 就决定了更新"),
     "loss_aggregation": ("loss 聚合方式", "按 token 还是按 sequence 平均，会改变长回答的权重（笔记第 5 节）"),
+    "scheduler_s_total_steps": ("调度器的总步数", "把调度器的总步数（max_steps、num_train_epochs x 每个 epoch 的步数、"
+                                "total_training_steps）与训练实际走的步数对比；每批 rollout 做多个 optimizer step 或用梯度累积时，"
+                                "两者数的不是同一种步"),
+    "reward_functions_return_values": ("reward 函数的返回值", "在几条记录下来的 completion 上逐个调用 reward 函数，看有没有 None 或 NaN"
+                                       "（解析出错、API 调用失败、空回答）：一个 group 里只要有一个，它的 advantage 就成了 NaN，"
+                                       "loss 为 0，梯度为 NaN"),
+    "stop_token": ("停止 token", "生成只会在给定的 eos/stop token id 处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
+                   "token（它的 chat template 的结束 token）与 tokenizer 和 generation config 的 eos_token_id 对比；长度上限远低于"
+                   "回答长度时看起来也一样"),
     "length_limit": ("长度上限", "被截断的回答通常得 0 分；调高 max_new_tokens，或对超长回答显式惩罚"),
     "where_the_first_nan_inf_appears": (
         "第一个 NaN/inf 出现在哪里",
@@ -635,6 +646,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "reward 在记录的 min 与 max 之间、在该均值下所能有的最大离散程度（Bhatia-Davis）"),
     (r"(?P<k>.+) = (?P<v>\S+): no group baseline, so alike responses take no signal away",
      "{k} = {v}：没有 group baseline，回答彼此相像也不会减少信号"),
+    ((r"the learning rate is (?P<v>\S+) \(under (?P<f>\S+) of its peak (?P<p>\S+)\) from step (?P<s>\S+) to the last logged "
+      r"step (?P<e>\S+): the last (?P<pc>\S+)% of the run updates nothing"),
+     "从第 {s} 步到最后记录的第 {e} 步，学习率为 {v}（低于峰值 {p} 的 {f}）：训练的最后 {pc}% 什么也没更新"),
     (r"had no update at all", "完全没有更新"),
     (r"had no group with any reward spread", "没有任何 group 有 reward 差异"),
     (r"every group zero-variance \((?P<m>\S+) = 1\)", "每个 group 都全组同分（{m} = 1）"),

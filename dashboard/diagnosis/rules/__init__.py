@@ -11,4 +11,5 @@ from dashboard.diagnosis.rules import (  # noqa: F401 - importing a rules module
     policy,
     reward,
     samples,
+    schedule,
 )

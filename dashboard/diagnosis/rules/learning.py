@@ -181,5 +181,18 @@ def non_finite(d: RunData):
     ev = [evidence(name, float(len(s)), 0.0, "count of non-finite values",
                    f"{name}: {len(s)} NaN/inf value(s), first at step {int(s.min())}")
           for name, s in sorted(bad_at.items(), key=lambda kv: int(kv[1].min()))[:6]]
+    checks = (C.REWARD_RETURNS, C.NON_FINITE, C.LR) if _from_the_reward(d, bad_at) else (C.NON_FINITE, C.LR)
     return [finding("non_finite", "critical", f"NaN/inf in {len(bad_at)} metric(s) from step {first}",
-                    (first, last), ev, (C.NON_FINITE, C.LR), metrics=tuple(e.metric for e in ev))]
+                    (first, last), ev, checks, metrics=tuple(e.metric for e in ev))]
+
+
+def _from_the_reward(d: RunData, bad_at: dict[str, np.ndarray]) -> bool:
+    """Whether the NaN starts at the reward (modelscope/ms-swift#8123: a reward function returning None/NaN for
+    some responses turns the group's advantages NaN: loss 0.0, grad_norm NaN): the reward is NaN, or the
+    gradient norm is NaN on steps whose loss is exactly 0."""
+    if "reward/mean" in bad_at:
+        return True
+    gn, loss = bad_at.get("optim/grad_norm"), d.col("loss/total")
+    if gn is None or loss is None:
+        return False
+    return bool(np.any(loss[np.isin(d.steps, gn)] == 0.0))

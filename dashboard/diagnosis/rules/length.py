@@ -136,6 +136,7 @@ def truncation(d: RunData):
     ev.insert(0, evidence("completions", share, None, "share of logged steps", f"on {int(held.sum())} of {d.n} "
                           f"logged steps (steps {steps[i0]}-{steps[i1]}) completions sit at or are cut by the cap"))
     return [finding("truncation", severity, title, (int(steps[i0]), int(steps[i1])), ev,
+                    (C.STOP_TOKEN, C.MAX_TOKENS, C.LENGTH_FORMAT) if none_ended else
                     (C.MAX_TOKENS, C.LENGTH_FORMAT, C.LENGTH_AGG),
                     metrics=("completions/truncated_frac", "completions/len_mean"))]
 
