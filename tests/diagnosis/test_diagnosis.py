@@ -263,10 +263,10 @@ def test_almost_every_group_tied_is_never_healthy_and_a_reward_range_never_says_
     f = by_rule(d, "zero_variance_groups")
     assert f.severity == "critical" and f.title == "Zero-variance groups dominate" and "saturates" not in f.title
     assert d.verdict.kind == "not_learning" and d.verdict.reason.startswith("almost every group tied over most of the run")
-    # 60% tied while it climbs: info, the verdict stays healthy
+    # 60% tied while it climbs: a warning (issue 37: more than half the rollout compute teaches nothing)
     s["groups/zero_std_frac"] = np.full(120, 0.6)
     d = diagnose(write(tmp_path, s, name="some"))
-    assert by_rule(d, "zero_variance_groups").severity == "info" and d.verdict.kind == "healthy"
+    assert by_rule(d, "zero_variance_groups").severity == "warning"
     # a split that says the tied groups all pass, growing 0.1 -> 0.9 as the reward climbs, is a run saturating
     # by learning: info
     grow = np.linspace(0.1, 0.9, 120)
@@ -826,10 +826,10 @@ def test_zero_variance_from_solved_prompts_is_saturation_and_reward_std_zero_mea
     f = by_rule(diagnose(write(tmp_path, s, name="solved")), "zero_variance_groups")
     assert f.severity == "info" and "saturates" in f.title and f.checks[0].what == "harder prompts"
     # the same rise, but the no-spread groups are all-fail (0.75 of 0.8 at the end): the hard prompts give no
-    # signal, which is no saturation; still at most info while the reward climbs
+    # signal, which is no saturation: a warning while the reward climbs too (issue 37)
     s["groups/all_pass_frac"], s["groups/all_fail_frac"] = np.full(100, 0.05), s["groups/zero_std_frac"] - 0.05
     f = by_rule(diagnose(write(tmp_path, s, name="hard")), "zero_variance_groups")
-    assert f.severity == "info" and f.title == "Zero-variance groups dominate (mostly all-fail)"
+    assert f.severity == "warning" and f.title == "Zero-variance groups dominate (mostly all-fail)"
     assert f.checks[0].what != "harder prompts"
     # no zero-variance column (older TRL): steps whose reward std is exactly 0 had no group with any spread
     s = healthy_series(100)

@@ -1,0 +1,204 @@
+"""Effects judged in their own units (issue 37): a KL to the reference in nats per token, whatever its shape; a
+first row logged after updates; tied groups as a fraction, estimated from the pass rate and the group size where
+they are not logged; a reward pinned at one value; a reward near the top of its own range. Runs are written to
+disk with the real RunWriter; every number below is worked out by hand in the comment beside it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from collectors import RunWriter, load_run
+from dashboard.diagnosis import diagnose
+from dashboard.diagnosis.stats import lattice_size, tied_share
+
+
+def write(tmp_path, series: dict, config: dict | None = None, steps=None, name: str = "r"):
+    path = tmp_path / name
+    n = len(next(iter(series.values())))
+    steps = range(n) if steps is None else steps
+    with RunWriter(path, name=name, config=config or {}) as w:
+        for i, s in enumerate(steps):
+            w.log_step(int(s), {k: float(v[i]) for k, v in series.items()})
+    return load_run(path)
+
+
+def finding(d, rule_id):
+    return next((f for f in d.findings if f.rule_id == rule_id), None)
+
+
+def test_tied_share_by_hand():
+    # G = 2 at p = 0.06: 0.06^2 + 0.94^2 = 0.0036 + 0.8836 = 0.8872; G = 8 at p = 0.5: 2 / 256
+    assert np.allclose(tied_share(np.array([0.06, 0.5, 0.0, 1.0]), 2), [0.8872, 0.5, 1.0, 1.0])
+    assert np.isclose(tied_share(np.array([0.5]), 8)[0], 2 / 256)
+
+
+def test_lattice_size_finds_the_responses_a_step():
+    assert lattice_size(np.array([0.0, 0.5, 1.0, 0.5]), 16) == 2
+    assert lattice_size(np.array([0.25, 0.75, 0.5]), 16) == 4
+    assert lattice_size(np.array([0.3333, 0.6667, 0.0]), 16) == 3  # printed with 4 decimals
+    assert lattice_size(np.array([0.137, 0.52, 0.911]), 16) is None  # a graded reward leaves the lattice
+
+
+def test_a_steady_kl_climb_to_nats_is_a_runaway_and_a_climb_to_a_tenth_of_that_is_not(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 90
+    climb = np.r_[np.linspace(0.002, 2.5, 30), 2.5 + rng.normal(0, 0.3, n - 30)]  # no step multiplies it by 3
+    base = {"reward/mean": 0.66 + rng.normal(0, 0.02, n), "reward/std": np.full(n, 0.3)}
+    d = diagnose(write(tmp_path, {**base, "policy/kl_ref": climb}, {"beta": 0.01}, steps=range(20, 20 * n + 1, 20)))
+    f = finding(d, "kl_clip_explode")
+    assert f is not None and f.severity == "warning" and f.title == "KL to the reference climbs far from it"
+    # onset: the first logged point above 1 nat whose next 20 points keep a median above it
+    first_above = 20 * (1 + int(np.argmax(climb > 1.0)))
+    assert f.step_range == (first_above, 20 * n)
+    low = 0.1 * climb  # the same shape at 0.25 nats: GRPO's usual range, no runaway
+    d = diagnose(write(tmp_path, {**base, "policy/kl_ref": low}, {"beta": 0.01}, steps=range(20, 20 * n + 1, 20),
+                       name="low"))
+    assert finding(d, "kl_clip_explode") is None
+
+
+def test_a_kl_far_from_0_at_a_first_row_logged_after_updates_is_a_reference_not_an_explosion(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 40
+    for level in (5.0, 10833.0):
+        kl = level * (1 + rng.normal(0, 0.05, n))
+        d = diagnose(write(tmp_path, {"reward/mean": 0.5 + rng.normal(0, 0.02, n), "reward/std": np.full(n, 0.3),
+                                      "policy/kl_ref": kl}, {"beta": 0.04}, steps=range(10, 10 * n + 1, 10),
+                           name=f"late{level:g}"))
+        f = finding(d, "reference_mismatch")
+        assert f is not None and f.step_range[0] == 10, level
+        explode = finding(d, "kl_clip_explode")
+        assert explode is None or explode.severity != "critical", level
+    # the same first row from a learning rate far too large (TRL averages steps 1-10): the policy is wrecked, every
+    # group ties from then on; that stays an explosion
+    kl = 5.0 * (1 + rng.normal(0, 0.05, n))
+    d = diagnose(write(tmp_path, {"reward/mean": np.zeros(n), "reward/std": np.zeros(n),
+                                  "groups/zero_std_frac": np.ones(n), "policy/kl_ref": kl}, {"beta": 0.04},
+                       steps=range(10, 10 * n + 1, 10), name="wrecked"))
+    assert finding(d, "reference_mismatch") is None and finding(d, "kl_clip_explode").severity == "critical"
+    # a run resumed at step 101 (rows 101, 102, ...): its first row is no start; nothing is judged
+    d = diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5), "policy/kl_ref": np.full(n, 5.0)}, {"beta": 0.04},
+                       steps=range(101, 101 + n), name="resumed"))
+    assert finding(d, "reference_mismatch") is None
+
+
+def test_tied_groups_are_estimated_from_the_pass_rate_where_they_are_not_logged(tmp_path):
+    # one prompt of G = 2 a step (the step mean is 0, 0.5 or 1), pass rate about 0.06: p^2 + (1-p)^2 ~ 0.89
+    rng = np.random.default_rng(2)
+    n = 200
+    wins = rng.binomial(2, 0.06, n)
+    wins[:5] = 1  # at least five mixed steps make the lattice k/2 recognisable
+    d = diagnose(write(tmp_path, {"reward/mean": wins / 2, "loss/total": np.zeros(n)}))
+    f = finding(d, "zero_variance_groups")
+    assert f is not None and f.severity == "warning" and "mostly all-fail" in f.title
+    assert 0.8 < f.evidence[0].value < 0.95 and "p^G + (1 - p)^G" in f.evidence[0].text
+
+
+def test_a_majority_of_tied_groups_stays_a_warning_while_the_reward_rises(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 120
+    d = diagnose(write(tmp_path, {"reward/mean": np.linspace(0.7, 0.82, n) + rng.normal(0, 0.01, n),
+                                  "reward/std": np.full(n, 0.3), "groups/zero_std_frac": np.full(n, 0.7)}))
+    f = finding(d, "zero_variance_groups")
+    assert f is not None and f.severity == "warning"
+
+
+def test_a_reward_pinned_at_a_partial_credit_is_flat_after_its_climb(tmp_path):
+    n = 60
+    r = np.r_[np.linspace(0.04, 0.068, 6), np.full(n - 6, 0.07)]  # a climb the trend test reads as a rise
+    std = np.r_[np.full(6, 0.02), np.zeros(n - 6)]
+    d = diagnose(write(tmp_path, {"reward/mean": r, "reward/std": std}, steps=range(10, 10 * n + 1, 10)))
+    f = finding(d, "reward_flat")
+    assert f is not None and f.title == "Reward pinned at 0.07" and f.step_range == (70, 600)
+
+
+def test_a_score_near_the_top_of_its_logged_range_is_saturated_not_failing(tmp_path):
+    # a 0/1 score at 0.945 over 256 responses: its spread is sqrt(0.945 x 0.055) = 0.228, not the step means' 0.012
+    rng = np.random.default_rng(4)
+    n = 168
+    r = np.clip(0.95 - 0.0086 * np.arange(n) / n + rng.normal(0, 0.012, n), 0, 1)
+    d = diagnose(write(tmp_path, {"reward/mean": r, "reward/min": np.zeros(n), "reward/max": np.ones(n)}))
+    assert finding(d, "no_learning") is None
+    flat = finding(d, "reward_flat")
+    assert flat is None or flat.severity != "critical"
+
+
+# -- causes users hit, each from a real thread's numbers (docs/diagnosis.md, "Causes from real threads") -------
+
+
+def test_completions_that_never_end_name_the_stop_token_first(tmp_path):
+    # jsboige/CoursIA#13596 (the symptom of huggingface/trl#7039): min = max = 80 = the cap on 40 of 40 steps,
+    # clipped_ratio 1 on 39 (0.975 once), mean_terminated_length 0 on 39 (4 once)
+    n = 40
+    clipped, term = np.ones(n), np.zeros(n)
+    clipped[7], term[7] = 0.975, 4.0
+    d = diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.3), "reward/std": np.full(n, 0.2),
+                                  "completions/len_mean": np.full(n, 80.0), "completions/truncated_frac": clipped,
+                                  "completions/terminated_len_mean": term, "optim/grad_norm": np.full(n, 0.3)},
+                       {"max_completion_length": 80}, steps=range(1, n + 1)))
+    f = finding(d, "truncation")
+    assert f.title == "Completions are pinned at the length cap" and f.checks[0].what == "the stop token"
+
+
+def test_a_reward_function_returning_nan_names_the_reward_functions_first(tmp_path):
+    # modelscope/ms-swift#8123: one reward function returns None for some samples; training "completes" with
+    # loss=0.0 and grad_norm=NaN on those steps
+    n = 30
+    gn = np.full(n, 0.4)
+    gn[10:] = np.nan
+    loss = np.r_[np.full(10, 0.02), np.zeros(n - 10)]
+    d = diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5), "reward/std": np.full(n, 0.3),
+                                  "optim/grad_norm": gn, "loss/total": loss}))
+    f = finding(d, "non_finite")
+    assert f.severity == "critical" and f.onset == 10 and f.checks[0].what == "the reward functions' return values"
+
+
+def test_a_learning_rate_that_reaches_0_before_the_run_ends(tmp_path):
+    # allenai/open-instruct#537: the schedule sized for fewer steps than run; lr 0 over the last 40% of 100 steps
+    n = 100
+    lr = np.r_[np.linspace(1e-6, 0.0, 60), np.zeros(40)]
+    d = diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5), "optim/lr": lr}, steps=range(1, n + 1)))
+    f = finding(d, "lr_ends_early")
+    assert f is not None and f.onset == 60 and "the last 41% of the run updates nothing" in f.evidence[0].text
+    cosine = 1e-6 * 0.5 * (1 + np.cos(np.pi * np.arange(n) / (n - 1)))  # reaches 0 at the last step only
+    d = diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5), "optim/lr": cosine}, name="cosine"))
+    assert finding(d, "lr_ends_early") is None
+
+
+def test_loss_exactly_0_with_beta_0_and_one_iteration_is_no_alarm_but_0_gradient_and_tied_groups_are(tmp_path):
+    # huggingface/trl#3452: beta 0, num_iterations 1, loss 0.0 on every step, grad_norm not 0, the model trains
+    rng = np.random.default_rng(5)
+    n = 60
+    reward = np.linspace(0.3, 0.6, n) + rng.normal(0, 0.02, n)
+    cfg = {"beta": 0.0, "num_iterations": 1}
+    d = diagnose(write(tmp_path, {"reward/mean": reward, "reward/std": np.full(n, 0.4), "loss/total": np.zeros(n),
+                                  "optim/grad_norm": 0.1 + rng.random(n)}, cfg))
+    assert not {f.rule_id for f in d.findings if f.severity != "info"} & {"no_learning", "reward_flat", "non_finite"}
+    # the same without a logged gradient norm: the config says loss 0 is expected; nothing reads it as no update
+    d = diagnose(write(tmp_path, {"reward/mean": reward, "reward/std": np.full(n, 0.4), "loss/total": np.zeros(n)},
+                       cfg, name="nogn"))
+    assert not any("no update" in e.text for f in d.findings for e in f.evidence)
+    # huggingface/trl#3857: loss 0.0, grad_norm 0.0, frac_reward_zero_std 1.0, reward_std 0: every group tied
+    d = diagnose(write(tmp_path, {"reward/mean": np.full(n, 3.0), "reward/std": np.zeros(n),
+                                  "groups/zero_std_frac": np.ones(n), "loss/total": np.zeros(n),
+                                  "optim/grad_norm": np.zeros(n)}, cfg, name="tied"))
+    assert finding(d, "zero_variance_groups").severity == "critical"
+
+
+def test_every_finding_says_its_onset_and_how_sure_it_is_in_both_languages(tmp_path):
+    from dashboard.diagnosis import i18n
+    from dashboard.diagnosis.terminal import confidence_text
+
+    rng = np.random.default_rng(6)
+    n = 200
+    wins = rng.binomial(2, 0.06, n)
+    wins[:5] = 1
+    d = diagnose(write(tmp_path, {"reward/mean": wins / 2, "loss/total": np.zeros(n)}))
+    est = finding(d, "zero_variance_groups")
+    assert (est.confidence, est.basis) == ("medium", "estimate")  # tied groups worked out, not counted
+    assert est.to_dict()["onset"] == est.step_range[0]
+    assert confidence_text(est) == f"began at step {est.onset}; how sure: medium (estimated from other metrics, " \
+                                   "not counted)"
+    zh = confidence_text(i18n.localise_finding(est, "zh"), "zh")
+    assert zh == f"始于第 {est.onset} 步；把握：中（由其他指标估计，并非计数）"
+    flat = finding(d, "reward_flat")
+    assert (flat.confidence, flat.basis, flat.basis_n) == ("high", "steps", n)
