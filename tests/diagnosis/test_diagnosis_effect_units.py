@@ -202,3 +202,25 @@ def test_every_finding_says_its_onset_and_how_sure_it_is_in_both_languages(tmp_p
     assert zh == f"始于第 {est.onset} 步；把握：中（由其他指标估计，并非计数）"
     flat = finding(d, "reward_flat")
     assert (flat.confidence, flat.basis, flat.basis_n) == ("high", "steps", n)
+
+
+def test_batch_sizes_that_do_not_divide(tmp_path):
+    # verl: 8 prompts x rollout.n 4 / 8 GPUs = 4 responses per GPU, micro-batch 8: zero accumulation steps
+    n = 10
+    verl = {"actor.ppo_mini_batch_size": 8, "rollout.n": 4, "trainer.n_gpus_per_node": 8, "trainer.nnodes": 1,
+            "actor.ppo_micro_batch_size_per_gpu": 8}
+    f = finding(diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5)}, verl)), "config_batch_arithmetic")
+    assert f is not None and "zero accumulation steps" in f.evidence[0].text and f.checks[0].what == "the batch sizes"
+    # 32 x 4 / 8 = 16 per GPU, micro 6: 16 % 6 = 4 responses left out
+    f = finding(diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5)},
+                               {**verl, "actor.ppo_mini_batch_size": 32, "actor.ppo_micro_batch_size_per_gpu": 6},
+                               name="v2")), "config_batch_arithmetic")
+    assert "4 responses per GPU left out" in f.evidence[0].text
+    # TRL: steps_per_generation 6 over gradient_accumulation_steps 4; 8 over 4 divides
+    f = finding(diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5)},
+                               {"steps_per_generation": 6, "gradient_accumulation_steps": 4}, name="t")),
+                "config_batch_arithmetic")
+    assert "is not a multiple of" in f.evidence[0].text
+    assert finding(diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5)},
+                                  {"steps_per_generation": 8, "gradient_accumulation_steps": 4}, name="t2")),
+                   "config_batch_arithmetic") is None

@@ -27,6 +27,7 @@ SYMPTOMS: dict[str, str] = {
     "length_drift": "长度效应：截断增多、长度漂移",
     "non_finite": "指标中出现 NaN 或 inf",
     "lr_ends_early": "学习率调度在训练结束之前就结束了",
+    "config_batch_arithmetic": "配置里的 batch 大小除不尽",
     "verifier_suspect": "reward 为 0 的回答看起来是对的：检查 verifier",
     "config_kl_twice": "KL 既并入 reward 又加在 loss 上",
     "config_small_group_adv": "G < 4 仍按组除标准差",
@@ -39,6 +40,7 @@ SYMPTOMS: dict[str, str] = {
 TITLES: dict[str, tuple[tuple[str, str], ...]] = {
     "reward_flat": ((r"Reward does not move \(stays near (?P<v>.+)\)", "reward 不动（停在 {v} 附近）"),
                     (r"Reward pinned at (?P<v>.+)", "reward 钉死在 {v}")),
+    "config_batch_arithmetic": ((r"Batch sizes in the config do not divide", "配置里的 batch 大小除不尽"),),
     "lr_ends_early": ((r"The learning rate reaches 0 at step (?P<s>\S+), before the run ends", "学习率在第 {s} 步降到 0，早于训练结束"),),
     "reward_constant": ((r"Reward is constant \((?P<v>.+)\) over the whole run", "整个训练的 reward 恒为 {v}"),),
     "sparse_reward": ((r"Pass rate (?P<side>.+?): the task looks (?P<what>.+)", "pass rate {side}：任务看来{what}"),),
@@ -163,6 +165,8 @@ CHECKS: dict[str, tuple[str, str]] = {
     "reward_functions_return_values": ("reward 函数的返回值", "在几条记录下来的 completion 上逐个调用 reward 函数，看有没有 None 或 NaN"
                                        "（解析出错、API 调用失败、空回答）：一个 group 里只要有一个，它的 advantage 就成了 NaN，"
                                        "loss 为 0，梯度为 NaN"),
+    "batch_sizes": ("batch 大小", "手算一遍：每张 GPU 每个 optimizer step 的回答数（mini-batch x 每个 prompt 的回答数 / GPU 数）除以 "
+                    "micro-batch，必须是不小于 1 的整数；一个 generation batch 必须覆盖整数个 optimizer step"),
     "stop_token": ("停止 token", "生成只会在给定的 eos/stop token id 处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
                    "token（它的 chat template 的结束 token）与 tokenizer 和 generation config 的 eos_token_id 对比；长度上限远低于"
                    "回答长度时看起来也一样"),
@@ -649,6 +653,15 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"the learning rate is (?P<v>\S+) \(under (?P<f>\S+) of its peak (?P<p>\S+)\) from step (?P<s>\S+) to the last logged "
       r"step (?P<e>\S+): the last (?P<pc>\S+)% of the run updates nothing"),
      "从第 {s} 步到最后记录的第 {e} 步，学习率为 {v}（低于峰值 {p} 的 {f}）：训练的最后 {pc}% 什么也没更新"),
+    ((r"(?P<a>\S+) = (?P<av>\S+) x (?P<n>\S+) = (?P<nv>\S+) / (?P<g>\S+) GPUs = (?P<sh>\S+) responses per GPU, "
+      r"(?P<m>\S+) = (?P<mv>\S+): zero accumulation steps \(a micro-batch larger than a GPU's share of the mini-batch\)"),
+     "{a} = {av} x {n} = {nv} / {g} 张 GPU = 每张 GPU {sh} 个回答，{m} = {mv}：梯度累积步数为 0（micro-batch 比一张 GPU 分到的 mini-batch 还大）"),
+    ((r"(?P<a>\S+) = (?P<av>\S+) x (?P<n>\S+) = (?P<nv>\S+) / (?P<g>\S+) GPUs = (?P<sh>\S+) responses per GPU, "
+      r"(?P<m>\S+) = (?P<mv>\S+): (?P<k>\S+) responses per GPU left out of each optimizer step"),
+     "{a} = {av} x {n} = {nv} / {g} 张 GPU = 每张 GPU {sh} 个回答，{m} = {mv}：每个 optimizer step 每张 GPU 有 {k} 个回答没用上"),
+    ((r"(?P<s>\S+) = (?P<sv>\S+) is not a multiple of (?P<g>\S+) = (?P<gv>\S+): an optimizer step mixes rollouts of two "
+      r"generation batches, sampled by two policies"),
+     "{s} = {sv} 不是 {g} = {gv} 的整数倍：一个 optimizer step 混用了两批 generation 的 rollout，它们由两个 policy 采样"),
     (r"had no update at all", "完全没有更新"),
     (r"had no group with any reward spread", "没有任何 group 有 reward 差异"),
     (r"every group zero-variance \((?P<m>\S+) = 1\)", "每个 group 都全组同分（{m} = 1）"),

@@ -3,6 +3,7 @@
 from a run's config: diagnosis too, but of the setup rather than the curves."""
 
 from dashboard.diagnosis.rules import (  # noqa: F401 - importing a rules module registers its rules
+    batch,
     config,
     first_step,
     kl,
