@@ -97,6 +97,10 @@ STOP_TOKEN = Check("the stop token", "generation stops only at the eos/stop toke
 REWARD_RETURNS = Check("the reward functions' return values", "call each reward function on a few logged "
                        "completions and look for None or NaN (a parse error, a failed API call, an empty answer): "
                        "one in a group makes its advantages NaN, the loss 0 and the gradient NaN", chart("reward/mean"))
+# huggingface/trl#6789: top_p / top_k below their "off" values bias the rollout-vs-training ratio
+SAMPLING_TRUNCATION = Check("the sampling truncation", "top_p below 1 or a top_k makes the engine sample, and "
+                            "report log-probs, from a cut distribution the trainer does not use; rerun a few steps "
+                            "with top_p 1 and top_k off and compare the gap", config("rollout.top_p"))
 NON_FINITE = Check("where the first NaN/inf appears", "look at grad norm, loss and KL just before it; lower the LR, "
                    "check for log(0) in the KL estimator or a division by a zero std", chart("loss/total"))
 

@@ -224,3 +224,13 @@ def test_batch_sizes_that_do_not_divide(tmp_path):
     assert finding(diagnose(write(tmp_path, {"reward/mean": np.full(n, 0.5)},
                                   {"steps_per_generation": 8, "gradient_accumulation_steps": 4}, name="t2")),
                    "config_batch_arithmetic") is None
+
+
+def test_an_engine_gap_with_top_p_below_1_names_the_sampling_truncation_first(tmp_path):
+    # huggingface/trl#6789 (issue 37's summary): top_p / top_k below 1 with a mismatch level; here a 0.3-nat gap
+    n = 30
+    series = {"reward/mean": np.full(n, 0.5), "policy/rollout_logprob_abs_diff": np.full(n, 0.3)}
+    f = finding(diagnose(write(tmp_path, series, {"top_p": 0.9})), "first_step_ratio")
+    assert f.checks[0].what == "the sampling truncation" and any("top_p = 0.9" in e.text for e in f.evidence)
+    f = finding(diagnose(write(tmp_path, series, {"top_p": 1.0, "top_k": -1}, name="full")), "first_step_ratio")
+    assert f.checks[0].what != "the sampling truncation"

@@ -167,6 +167,8 @@ CHECKS: dict[str, tuple[str, str]] = {
                                        "loss 为 0，梯度为 NaN"),
     "batch_sizes": ("batch 大小", "手算一遍：每张 GPU 每个 optimizer step 的回答数（mini-batch x 每个 prompt 的回答数 / GPU 数）除以 "
                     "micro-batch，必须是不小于 1 的整数；一个 generation batch 必须覆盖整数个 optimizer step"),
+    "sampling_truncation": ("采样截断", "top_p 小于 1 或设了 top_k 时，引擎从截断后的分布采样并报告其 log-prob，而训练端用的是完整 softmax；"
+                            "用 top_p 1、关掉 top_k 跑几步，对比差距"),
     "stop_token": ("停止 token", "生成只会在给定的 eos/stop token id 处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
                    "token（它的 chat template 的结束 token）与 tokenizer 和 generation config 的 eos_token_id 对比；长度上限远低于"
                    "回答长度时看起来也一样"),
@@ -662,6 +664,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"(?P<s>\S+) = (?P<sv>\S+) is not a multiple of (?P<g>\S+) = (?P<gv>\S+): an optimizer step mixes rollouts of two "
       r"generation batches, sampled by two policies"),
      "{s} = {sv} 不是 {g} = {gv} 的整数倍：一个 optimizer step 混用了两批 generation 的 rollout，它们由两个 policy 采样"),
+    ((r"(?P<k>\S+) = (?P<v>\S+): the engine samples from a truncated distribution and reports its log-probs, the "
+      r"trainer scores the full softmax"),
+     "{k} = {v}：引擎从截断后的分布采样并报告其 log-prob，训练端用的是完整 softmax"),
     (r"had no update at all", "完全没有更新"),
     (r"had no group with any reward spread", "没有任何 group 有 reward 差异"),
     (r"every group zero-variance \((?P<m>\S+) = 1\)", "每个 group 都全组同分（{m} = 1）"),

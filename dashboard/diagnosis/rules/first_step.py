@@ -316,5 +316,22 @@ def from_proxies(d: RunData):
                         "First-step ratio is not 1: the first step moves far more than its warm-up learning rate "
                         "can", wrng, ev + gap, C.FIRST_STEP,
                         metrics=tuple(dict.fromkeys(e.metric for e in ev)) + ("optim/lr",))]
+    cut = truncated_sampling(d)
+    if cut is not None:  # huggingface/trl#6789: the engine samples from a cut distribution the trainer does not
+        gap = [*gap, evidence(f"config:{cut.split(' = ')[0]}", float("nan"), None, "config",
+                              f"{cut}: the engine samples from a truncated distribution and reports its log-probs, "
+                              "the trainer scores the full softmax")]
     return [finding("first_step_ratio", "warning", "The rollout engine's log-probs are far from the trainer's", rng,
-                    gap, C.FIRST_STEP, metrics=tuple(e.metric for e in gap))]
+                    gap, ((C.SAMPLING_TRUNCATION,) if cut else ()) + C.FIRST_STEP,
+                    metrics=tuple(e.metric for e in gap if not e.metric.startswith("config:")))]
+
+
+def truncated_sampling(d: RunData) -> str | None:
+    """"top_p = 0.9" / "top_k = 50" when the config samples from a cut distribution (top_p below 1, top_k of 1
+    or more: vLLM and verl write -1, TRL 0 or None for none), else None."""
+    p, k = d.number("rollout.top_p", "top_p"), d.number("rollout.top_k", "top_k")
+    if p is not None and 0 < p[1] < 1:
+        return f"{p[0]} = {p[1]:g}"
+    if k is not None and k[1] >= 1:
+        return f"{k[0]} = {k[1]:g}"
+    return None
