@@ -234,3 +234,26 @@ def test_an_engine_gap_with_top_p_below_1_names_the_sampling_truncation_first(tm
     assert f.checks[0].what == "the sampling truncation" and any("top_p = 0.9" in e.text for e in f.evidence)
     f = finding(diagnose(write(tmp_path, series, {"top_p": 1.0, "top_k": -1}, name="full")), "first_step_ratio")
     assert f.checks[0].what != "the sampling truncation"
+
+
+def test_the_same_prompt_under_different_group_ids(tmp_path):
+    # PeterGriffinJin/Search-R1#88 (issue 37's summary): a group id drawn per repeat, not per prompt. 4 prompts x
+    # 5 responses a step, each response with its own id: 100% of the prompts split into groups of 1
+    import pandas as pd
+
+    def samples(ids_per_prompt: bool) -> pd.DataFrame:
+        rows = [{"step": s, "sample": p * 5 + r, "group": (s * 4 + p) if ids_per_prompt else (s * 20 + p * 5 + r), "prompt": f"q{s}-{p}",
+                 "completion": f"a{r}", "reward": float(r % 2)} for s in range(3) for p in range(4) for r in range(5)]
+        return pd.DataFrame(rows)
+
+    def run(name, frame):
+        path = tmp_path / name
+        with RunWriter(path, name=name, config={}) as w:
+            for s in range(3):
+                w.log_step(s, {"reward/mean": 0.4})
+            w.log_samples(frame)
+        return diagnose(load_run(path))
+
+    f = finding(run("split", samples(False)), "split_groups")
+    assert f is not None and f.evidence[0].value == 1.0 and "5 responses to one prompt under 5 ids" in f.evidence[0].text
+    assert finding(run("ok", samples(True)), "split_groups") is None

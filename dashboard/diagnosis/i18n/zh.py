@@ -27,6 +27,7 @@ SYMPTOMS: dict[str, str] = {
     "length_drift": "长度效应：截断增多、长度漂移",
     "non_finite": "指标中出现 NaN 或 inf",
     "lr_ends_early": "学习率调度在训练结束之前就结束了",
+    "split_groups": "同一个 prompt 分在不同的 group id 下",
     "config_batch_arithmetic": "配置里的 batch 大小除不尽",
     "verifier_suspect": "reward 为 0 的回答看起来是对的：检查 verifier",
     "config_kl_twice": "KL 既并入 reward 又加在 loss 上",
@@ -41,6 +42,7 @@ TITLES: dict[str, tuple[tuple[str, str], ...]] = {
     "reward_flat": ((r"Reward does not move \(stays near (?P<v>.+)\)", "reward 不动（停在 {v} 附近）"),
                     (r"Reward pinned at (?P<v>.+)", "reward 钉死在 {v}")),
     "config_batch_arithmetic": ((r"Batch sizes in the config do not divide", "配置里的 batch 大小除不尽"),),
+    "split_groups": ((r"The same prompt under different group ids", "同一个 prompt 分在不同的 group id 下"),),
     "lr_ends_early": ((r"The learning rate reaches 0 at step (?P<s>\S+), before the run ends", "学习率在第 {s} 步降到 0，早于训练结束"),),
     "reward_constant": ((r"Reward is constant \((?P<v>.+)\) over the whole run", "整个训练的 reward 恒为 {v}"),),
     "sparse_reward": ((r"Pass rate (?P<side>.+?): the task looks (?P<what>.+)", "pass rate {side}：任务看来{what}"),),
@@ -169,6 +171,8 @@ CHECKS: dict[str, tuple[str, str]] = {
                     "micro-batch，必须是不小于 1 的整数；一个 generation batch 必须覆盖整数个 optimizer step"),
     "sampling_truncation": ("采样截断", "top_p 小于 1 或设了 top_k 时，引擎从截断后的分布采样并报告其 log-prob，而训练端用的是完整 softmax；"
                             "用 top_p 1、关掉 top_k 跑几步，对比差距"),
+    "group_ids": ("group id", "把回答分组的 id 必须是 prompt 的 id（每个 prompt 一个，复制给它的每次重复）；打印某一步的 id 和 prompt，"
+                  "检查同一 prompt 的回答是否共用一个 id"),
     "stop_token": ("停止 token", "生成只会在给定的 eos/stop token id 处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
                    "token（它的 chat template 的结束 token）与 tokenizer 和 generation config 的 eos_token_id 对比；长度上限远低于"
                    "回答长度时看起来也一样"),
@@ -667,6 +671,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"(?P<k>\S+) = (?P<v>\S+): the engine samples from a truncated distribution and reports its log-probs, the "
       r"trainer scores the full softmax"),
      "{k} = {v}：引擎从截断后的分布采样并报告其 log-prob，训练端用的是完整 softmax"),
+    ((r"(?P<v>\S+)% of the prompts with several responses have each response under its own group id \(groups of "
+      r"(?P<g>\S+) response\): e.g. step (?P<s>\S+), (?P<n>\S+) responses to one prompt under (?P<k>\S+) ids"),
+     "有多个回答的 prompt 中 {v}% 的每个回答各占一个 group id（每个 group {g} 个回答）：例如第 {s} 步，一个 prompt 的 {n} 个回答分在 {k} 个 id 下"),
     (r"had no update at all", "完全没有更新"),
     (r"had no group with any reward spread", "没有任何 group 有 reward 差异"),
     (r"every group zero-variance \((?P<m>\S+) = 1\)", "每个 group 都全组同分（{m} = 1）"),

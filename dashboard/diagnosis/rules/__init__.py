@@ -6,6 +6,7 @@ from dashboard.diagnosis.rules import (  # noqa: F401 - importing a rules module
     batch,
     config,
     first_step,
+    grouping,
     kl,
     learning,
     length,
