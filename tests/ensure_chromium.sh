@@ -1,6 +1,6 @@
 #!/bin/sh
 # Make sure Debian's chromium (and the fonts the screenshots need) is installed for the dashboard's real-browser
-# tests (tests/test_*browser.py). Installs them with apt when missing and we are root. Playwright drives this
+# tests (tests/*/test_*browser.py). Installs them with apt when missing and we are root. Playwright drives this
 # system browser; it never downloads its own.
 #
 # Under `make test` (GRPOSCOPE_REQUIRE_BROWSER=1, set by the Makefile) and in CI (CI=true) the browser is
