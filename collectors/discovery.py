@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError
+from collectors.oserrors import cannot_read, is_loop, where
 from collectors.run import Run, RunInfo
 from collectors.sources import detect_source, get_source, infos_for
 
@@ -33,6 +34,7 @@ LINK_LIMIT = 20_000  # entries looked at for links below one folder; more is ref
 
 _LOG_NAMES = (".log", ".txt", ".jsonl", ".csv", ".json", ".wandb", ".parquet")
 OUTSIDE = "a link that leads outside the roots: not opened"
+LOOP = "a loop of symbolic links: not opened"
 
 
 def special_files(folder: Path, names: Iterable[str]) -> list[RunInfo]:
@@ -58,12 +60,23 @@ def _inside(path: Path, allowed: list[Path]) -> bool:
 
 
 def _leads_out(entry: os.DirEntry, allowed: list[Path]) -> bool:
-    """A symlink whose target (followed to the end; a dangling one as written) is outside every root."""
+    """A symlink whose target (followed to the end; a dangling one as written) is outside every root, or a
+    loop of links (which leads nowhere: opening it fails, and Path.resolve() raises RuntimeError)."""
     try:
         real = Path(entry.path).resolve()
     except (OSError, RuntimeError):  # a loop of links
         return True
     return not _inside(real, allowed)
+
+
+def link_words(link: Path) -> str:
+    """What a link refused by `outside_links` is: a loop of links, or a link leading out (its target unnamed)."""
+    try:
+        Path(link).resolve()
+    except (OSError, RuntimeError) as e:
+        if is_loop(e):
+            return LOOP
+    return OUTSIDE
 
 
 class TooMany(Exception):
@@ -105,7 +118,7 @@ def outside_links(folder: Path, allowed: list[Path], names: Iterable[str] | None
 def _refused(folder: Path, link: Path, source: str = "unknown") -> RunInfo:
     """One line for a run not read because `link`, inside it, leads outside the roots (the target unnamed)."""
     return RunInfo(folder, folder.name, source, "unknown", None, None,
-                   f"{link.relative_to(folder).as_posix()} is {OUTSIDE}; this run is not read")
+                   f"{link.relative_to(folder).as_posix()} is {link_words(link)}; this run is not read")
 
 
 def link_refusal(folder: Path, allowed: list[Path], source: str | None = None) -> str | None:
@@ -114,12 +127,12 @@ def link_refusal(folder: Path, allowed: list[Path], source: str | None = None) -
     Looks at the folder's own entries first, so no reader reads a file of it before this says yes."""
     direct = outside_links(folder, allowed, depth=1, limit=None)
     if direct:
-        return f"{direct[0].relative_to(folder).as_posix()} is {OUTSIDE}"
+        return f"{direct[0].relative_to(folder).as_posix()} is {link_words(direct[0])}"
     try:
         deep = outside_links(folder, allowed, _parts(folder, source or detect_source(folder)))
     except TooMany as e:
         return f"{folder.name}: {e}; not read"
-    return f"{deep[0].relative_to(folder).as_posix()} is {OUTSIDE}" if deep else None
+    return f"{deep[0].relative_to(folder).as_posix()} is {link_words(deep[0])}" if deep else None
 
 
 def _parts(folder: Path, source: str | None) -> set[str] | None:
@@ -172,7 +185,7 @@ def _look(here: Path, dirnames: list[str], filenames: list[str], allowed: list[P
         if _is_native(here):  # our run folder: one line, nothing of it read
             return [], [_refused(here, direct[0])]
         # its own files are not read (a reader would open the link); its sub-folders are walked as usual
-        links = [RunInfo(link, link.name, "unknown", "unknown", None, None, OUTSIDE) for link in direct]
+        links = [RunInfo(link, link.name, "unknown", "unknown", None, None, link_words(link)) for link in direct]
         return walk, links + special_files(here, [f for f in filenames if here / f not in direct])
     try:
         name = detect_source(here)

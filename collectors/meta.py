@@ -8,6 +8,8 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+
+from collectors.oserrors import cannot_read
 from typing import Any
 
 from collectors.schema import SCHEMA_VERSION, STATUSES
@@ -155,8 +157,8 @@ def read_meta(folder: Path) -> RunMeta:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RunError(f"{path}: missing") from None
-    except OSError as e:
-        raise RunError(f"{path}: cannot read ({e.strerror})") from None
+    except OSError as e:  # no permission, a loop of links: in words, naming the file
+        raise RunError(cannot_read(path, e)) from None
     except UnicodeDecodeError as e:
         raise RunError(f"{path}: not UTF-8 text (byte {e.start})") from None
     try:

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from collectors.discovery import link_refusal
 from collectors.meta import RunError
+from collectors.oserrors import cannot_read, is_loop, where
 from collectors.sources import launch_target, split_launch
 
 ROOTS_ENV = "GRPOSCOPE_ROOTS"  # os.pathsep-separated roots; set by grpo-dash
@@ -110,8 +111,11 @@ def resolve_run(roots: list[Root], key: str) -> Path:
             raise PathRefused(f"run {key!r} not found under {root.path}")
         # a file is read with what lies beside it (a config*.yaml, a TRL folder's checkpoints): its folder
         why = link_refusal(target if target.is_dir() else target.parent, [r.path for r in roots])
-    except OSError as e:  # a name the filesystem refuses, a folder that cannot be listed
-        raise PathRefused(f"run {key!r} cannot be opened ({e.strerror or e})") from None
+    except (OSError, RuntimeError) as e:  # a name the filesystem refuses, a folder that cannot be listed, a
+        # loop of links (Python 3.11's Path.resolve() raises RuntimeError for one, not OSError)
+        if not isinstance(e, OSError) and not is_loop(e):
+            raise
+        raise PathRefused(f"run {key!r} cannot be opened ({cannot_read(where(e, key), e)})") from None
     except RunError as e:  # a reader's own refusal while it was asked whether it knows the folder
         raise PathRefused(f"run {key!r} cannot be opened ({e})") from None
     if why is not None:

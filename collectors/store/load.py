@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError, RunMeta, read_meta
+from collectors.oserrors import cannot_read
 from collectors.run import NAN_AT, Problem, Run, RunInfo, last_update_of
 from collectors.schema import SAMPLES
 from collectors.store.parts import SEQ_COLUMN, Part, list_parts
@@ -107,14 +108,15 @@ class NativeRun(Run):
         path = Path(path)
         if not path.is_dir():
             raise RunError(f"{path}: not a folder")
-        has_json, has_metrics = (path / RUN_JSON).exists(), (path / "metrics").is_dir()
+        # lexists: a run.json linked to itself is still this run's file, refused when read (not "no run.json")
+        has_json, has_metrics = os.path.lexists(path / RUN_JSON), (path / "metrics").is_dir()
         if not has_json and not has_metrics:
             raise RunError(f"{path}: not a run folder (no run.json and no metrics/)")
         super().__init__(path, RunMeta(name=path.name, status="unknown"), stale_after_s)
         self._meta_mtime: float | None = None
         self._known_id: str | None = None  # run_id of the run.json read last
         self._seen: dict[str, set[int]] = {"metrics": set(), "samples": set()}
-        self._bad: dict[Path, float] = {}  # corrupt file -> mtime when found bad
+        self._bad: dict[Path, float | None] = {}  # corrupt file -> its ctime when found bad
         self._strangers: set[Path] = set()
         self._sample_parts: list[Part] = []
         self._sample_steps: dict[Path, tuple[int, int] | None] = {}
@@ -127,6 +129,10 @@ class NativeRun(Run):
             mtime = path.stat().st_mtime_ns
         except FileNotFoundError:
             self._replace_problem(RUN_JSON, "missing; loaded the parts without metadata (status unknown)")
+            return
+        except OSError as e:  # a link to itself, a folder that may not be searched: said, the parts still load
+            self._meta_mtime = None
+            self._replace_problem(RUN_JSON, f"{cannot_read(RUN_JSON, e)}; metadata ignored")
             return
         if mtime == self._meta_mtime:
             return
@@ -158,7 +164,12 @@ class NativeRun(Run):
 
     # -- parts ------------------------------------------------------------------------------
     def _new_parts(self, kind: str) -> list[Part]:
-        parts, strangers = list_parts(self.path / kind)
+        try:
+            parts, strangers = list_parts(self.path / kind)
+        except OSError as e:  # a folder this user may not list: its parts are not read, and that is said
+            self._replace_problem(kind, f"{cannot_read(kind + '/', e)}; its parts are not read")
+            return [], []
+        self._replace_problem(kind, None)
         for s in strangers:
             if s not in self._strangers:
                 self._strangers.add(s)
@@ -170,17 +181,20 @@ class NativeRun(Run):
         """Read one part, or None (and a problem) when it is corrupt. A part removed by a concurrent
         merge is simply not there (None, no problem): the caller lists the parts again and reads the merge,
         which the writer completes before it deletes what it merged."""
+        name = f"{kind}/{q.path.name}"
+        mtime: float | None = None
         try:
-            mtime = q.path.stat().st_mtime
+            st = q.path.stat()
+            mtime = st.st_ctime  # a chmod changes it (and not the mtime): a part made readable is read again
             if self._bad.get(q.path) == mtime:
                 return None
-            table = pq.read_table(q.path, columns=columns)
+            table = pq.read_table(q.path, columns=columns)  # a refused open: PermissionError, errno 13
         except FileNotFoundError:
             return None
-        except (pa.ArrowException, OSError) as e:
-            self._bad[q.path] = mtime
-            self.problems.append(Problem(f"{kind}/{q.path.name}", f"unreadable Parquet part skipped ({e})"))
-            return None
+        except pa.ArrowException as e:  # before OSError: pyarrow's IO errors are both
+            return self._skip(q, mtime, Problem(name, f"unreadable Parquet part skipped ({e})"))
+        except OSError as e:  # no permission, a link to itself
+            return self._skip(q, mtime, Problem(name, f"{cannot_read(name, e)}; skipped"))
         table, message = conform(kind, table)
         if table is None:
             self._bad[q.path] = mtime
@@ -188,6 +202,13 @@ class NativeRun(Run):
         if message and problem not in self.problems:  # samples are read again per query: name it once
             self.problems.append(problem)
         return table
+
+    def _skip(self, q: Part, mtime: float | None, problem: Problem) -> None:
+        """A part that cannot be read: remembered (not tried again until it changes) and said once."""
+        self._bad[q.path] = mtime
+        if problem not in self.problems:
+            self.problems.append(problem)
+        return None
 
     def _read_new(self) -> list[pd.DataFrame]:
         self._read_meta()

@@ -441,28 +441,12 @@ def list_launches(target: str) -> list[str]:
 
 class ByteTail(LineTail):
     """LineTail's following of a growing file (a kept byte offset, a last line without its newline waited for
-    until the file settles, a file that shrank read again), without counting the lines of what it reads: `scan`
-    counts them up to each line it keeps, so a megabytes-long block is gone over once, not twice."""
+    until the file settles, a file that shrank read again, a line past MAX_LINE passed over), as a block of bytes
+    and whether the file was rewritten: `scan` counts lines itself, up to each line it keeps."""
 
     def read(self) -> tuple[bytes, bool]:
         """(new complete lines as bytes, rewritten?)."""
-        try:
-            st = self.path.stat()
-        except OSError:
-            return b"", False
-        if not stat.S_ISREG(st.st_mode):  # a named pipe or a device: reading would wait forever
-            return b"", False
-        rewritten = st.st_size < self.offset
-        if rewritten:
-            self.offset = 0
-        with self.path.open("rb") as f:
-            f.seek(self.offset)
-            data = f.read()
-        end = data.rfind(b"\n") + 1
-        block = data if end == len(data) else data[:end]
-        if end < len(data) and time.time() - st.st_mtime > self.SETTLED_S:
-            block, end = data + b"\n", len(data)  # the writer is done with it: a complete last line
-        self.offset += end
+        block, _, rewritten, _ = self.read_bytes()
         return block, rewritten
 
 
@@ -481,7 +465,7 @@ class OpenRLHFRun(TextRun):
         name = path.stem if launch is None else f"{path.stem}#{launch}"
         super().__init__(path, RunMeta(run_id=name, name=name, source="openrlhf"), mapping)
         self.launch = int(launch) if launch is not None else 1  # opened without one: the first (and only) one
-        self._tail = ByteTail(path)
+        self._tail = ByteTail(path, note=lambda m: self._note(Problem(path.name, m)))
         self._start()
         self.refresh()
         if launch is not None and self.launch > len(self._launches.first):

@@ -121,7 +121,7 @@ class GenericRun(TextRun):
         self._order = 0  # rows read so far: the step when no column is one
         self._evals = eval_files_of(path) if launch is None or launch == 1 else []
         self._eval_stamps: dict[Path, tuple] = {}
-        self._tail = LineTail(path)
+        self._tail = LineTail(path, note=lambda m: self._note(Problem(path.name, m)))
         self._header: list[str] | None = None  # a CSV's column names, from its first line
         self._json_state: tuple[int, float] | None = None
         self._read_side_config()

@@ -116,7 +116,7 @@ class KvTextRun(TextRun):
     def __init__(self, path: Path | str, mapping=None) -> None:
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="kvtext"), mapping)
-        self._tail = LineTail(path)
+        self._tail = LineTail(path, note=lambda m: self._note(Problem(path.name, m)))
         self._rows_read = 0
         self._how: str | None = None
         self._keys: set[str] | None = None  # the names of a row line, from the first two that agree

@@ -108,7 +108,8 @@ class TrlConsoleRun(TextRun):
     def __init__(self, path: Path | str, mapping=None) -> None:
         path = Path(path)
         super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="trl-console"), mapping)
-        self._tail = LineTail(path, carriage_return_ends=True)
+        self._tail = LineTail(path, carriage_return_ends=True,
+                              note=lambda m: self._note(Problem(path.name, m)))
         self._start()
         self.refresh()
 

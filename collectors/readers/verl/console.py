@@ -189,7 +189,9 @@ class VerlRun(TextRun):
         return out
 
     def _read_file(self, path: Path, parse) -> tuple[pd.DataFrame, np.ndarray, str] | None:
-        tail = self._tails.setdefault(path, LineTail(path))
+        if path not in self._tails:
+            self._tails[path] = LineTail(path, note=lambda m: self._note(Problem(path.name, m)))
+        tail = self._tails[path]
         block, first, rewritten, waiting = tail.read_bytes()
         if rewritten:
             # a restart rewrote the file: what it said before no longer describes this run
