@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError
-from collectors.oserrors import cannot_read, is_loop, where
+from collectors.oserrors import access_refusal, cannot_read, is_loop, where
 from collectors.run import Run, RunInfo
 from collectors.sources import detect_source, get_source, infos_for
 
@@ -39,7 +39,8 @@ LOOP = "a loop of symbolic links: not opened"
 
 def special_files(folder: Path, names: Iterable[str]) -> list[RunInfo]:
     """A line for each file named like a log that is a named pipe, socket or device: skipped, never opened
-    (reading a pipe waits for a writer forever), and said, so a user looking for that log knows why."""
+    (reading a pipe waits for a writer forever), or that this user may not read; said, so a user looking for
+    that log knows why."""
     out = []
     for name in names:
         if not (name.endswith(_LOG_NAMES) or "tfevents" in name):
@@ -48,7 +49,9 @@ def special_files(folder: Path, names: Iterable[str]) -> list[RunInfo]:
             mode = os.stat(folder / name).st_mode
         except OSError:
             continue  # vanished, or a dangling link
-        if not stat.S_ISREG(mode):
+        if stat.S_ISREG(mode) and not os.access(folder / name, os.R_OK):  # a log this user may not read: said
+            out.append(RunInfo(folder / name, name, "unknown", "unknown", None, None, f"no permission to read {name}"))
+        elif not stat.S_ISREG(mode):
             kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
             out.append(RunInfo(folder / name, name, "unknown", "unknown", None, None,
                                f"{kind}, not a regular file: skipped"))
@@ -167,7 +170,11 @@ def discover_runs(root: Path | str, stale_after_s: float = STALE_AFTER_S,
     allowed = [Path(p).resolve() for p in (inside if inside is not None else [root])]
     if root.resolve() not in allowed:
         allowed.append(root.resolve())
-    for dirpath, dirnames, filenames in os.walk(root):
+    def unlisted(e: OSError) -> None:  # a folder this user may not list: a line, and the walk goes on
+        where_ = Path(e.filename or root)
+        found.append(RunInfo(where_, where_.name, "unknown", "unknown", None, None, cannot_read(where_.name, e)))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted):
         here = Path(dirpath)
         walk, lines = _look(here, dirnames, filenames, allowed, stale_after_s, open_foreign)
         found.extend(lines)
@@ -180,6 +187,9 @@ def _look(here: Path, dirnames: list[str], filenames: list[str], allowed: list[P
           open_foreign: Callable[[Path], Run] | None) -> tuple[list[str], list[RunInfo]]:
     """(sub-folders to walk, lines) for one folder of the walk."""
     walk = _walkable(here, dirnames)
+    if (denied := access_refusal(here)) is not None:  # listed, but its entries cannot be opened (no `x`)
+        return [], [RunInfo(here, here.name, "unknown", "unknown", None, None, f"no permission to read {here.name}"
+                            if denied.startswith("no permission") else denied)]
     direct = outside_links(here, allowed, depth=1, limit=None)  # the walk listed them all already
     if direct:
         if _is_native(here):  # our run folder: one line, nothing of it read
@@ -211,5 +221,6 @@ def _look(here: Path, dirnames: list[str], filenames: list[str], allowed: list[P
 
 
 def _unreadable(here: Path, e: Exception) -> RunInfo:
-    why = str(e) if isinstance(e, (RunError, OSError)) else f"{type(e).__name__}: {e}"
+    why = str(e) if isinstance(e, RunError) else cannot_read(where(e, here.name), e) if isinstance(e, OSError) \
+        else f"{type(e).__name__}: {e}"
     return RunInfo(here, here.name, "unknown", "unknown", None, None, f"could not be read: {why}")

@@ -9,6 +9,8 @@ rest of a folder or a run is still listed and read.
 from __future__ import annotations
 
 import errno
+import os
+import stat
 from pathlib import Path
 
 _DENIED = (errno.EACCES, errno.EPERM)
@@ -35,3 +37,17 @@ def cannot_read(path: Path | str, e: BaseException) -> str:
 def where(e: OSError, default: Path | str) -> Path | str:
     """The file an OSError names (the one refused, deeper than the folder asked for), else `default`."""
     return e.filename if isinstance(e, OSError) and e.filename else default
+
+
+def access_refusal(target: Path | str) -> str | None:
+    """Why this user may not read `target` (a file or folder on disk), in words; None when it may, or when it
+    is no path on disk (a URI, a launch a reader names): asked before any reader looks, so a folder that cannot
+    be searched is named itself, not a `run.json` inside it that a reader tried (and that may not exist)."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # a folder above it that cannot be searched, a loop of links; else the reader's say
+        return cannot_read(target, e) if e.errno in _DENIED or is_loop(e) else None
+    mode = os.R_OK | (os.X_OK if stat.S_ISDIR(st.st_mode) else 0)
+    return None if os.access(target, mode) else f"no permission to read {target}"

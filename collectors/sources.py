@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from collectors.meta import RUN_JSON, STALE_AFTER_S, RunError
+from collectors.oserrors import access_refusal
 from collectors.run import Run, RunInfo
 from collectors.store.load import load_run, native_info
 
@@ -111,6 +112,8 @@ def detect_source(target: str | Path) -> str | None:
 
 
 def _source_for(target: str | Path, source: str | None) -> Source:
+    if (denied := access_refusal(split_launch(target)[0])) is not None:  # before any reader tries a file in it
+        raise RunError(denied)
     name = source or detect_source(target)
     if name is None:
         broken = "".join(f"; {p}" for p in LOAD_PROBLEMS)

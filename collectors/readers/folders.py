@@ -18,11 +18,12 @@ MAX_FILES = 20
 
 
 def by_file_state(detect_file: Callable[[str], bool]) -> Callable[[str], bool]:
-    """`detect_file` answered once per (path, size, mtime): discovery asks again every few seconds, and a
-    detector may read megabytes of a log that has not changed since."""
+    """`detect_file` answered once per (path, size, mtime, ctime): discovery asks again every few seconds, and a
+    detector may read megabytes of a log that has not changed since. The ctime is there for a chmod, which
+    keeps size and mtime: a log made unreadable is asked about again (and then said to be unreadable)."""
 
     @lru_cache(maxsize=4096)
-    def cached(path: str, size: int, mtime_ns: int) -> bool:
+    def cached(path: str, size: int, mtime_ns: int, ctime_ns: int) -> bool:
         return detect_file(path)
 
     def detect(path: str) -> bool:
@@ -32,7 +33,7 @@ def by_file_state(detect_file: Callable[[str], bool]) -> Callable[[str], bool]:
             return False
         if not stat.S_ISREG(st.st_mode):
             return detect_file(path)
-        return cached(str(path), st.st_size, st.st_mtime_ns)
+        return cached(str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     return detect
 

@@ -11,6 +11,8 @@ import os
 import re
 from pathlib import Path
 
+from collectors.oserrors import cannot_read
+
 HEAD_BYTES = 4 << 20
 MAX_FILES = 5
 
@@ -40,7 +42,7 @@ def describe(target: str | Path) -> str:
             return "no such file or folder"
         return _file(p)
     except OSError as e:
-        return f"cannot be read: {e.strerror or e}"
+        return cannot_read(p.name, e)
 
 
 def _folder(p: Path) -> str:
@@ -55,7 +57,10 @@ def _folder(p: Path) -> str:
     head = f"not a run folder (no run.json); {len(files)} file(s), {len(dirs)} folder(s)"
     said = []
     for e in files[:MAX_FILES]:
-        said.append(f"{e.name}: {_file(Path(e.path))}")
+        try:
+            said.append(f"{e.name}: {_file(Path(e.path))}")
+        except OSError as err:  # one file this user may not read: said, and the others still looked at
+            said.append(cannot_read(e.name, err))
     more = f"; and {len(files) - MAX_FILES} more file(s)" if len(files) > MAX_FILES else ""
     return head + (": " + "; ".join(said) if said else "") + more
 

@@ -91,7 +91,12 @@ def conform(kind: str, table: pa.Table) -> tuple[pa.Table | None, str | None]:
                 return None, f"column 'step' is {col.type}, not integers; skipped"
             table = table.drop_columns([name])
             dropped.append(f"{name!r} ({col.type})")
-    return table, (f"column(s) {', '.join(dropped)} not of the run format's type; ignored" if dropped else None)
+    notes = [f"column(s) {', '.join(dropped)} not of the run format's type; ignored"] if dropped else []
+    if missing := table["step"].null_count:  # a damaged part: a row of no step belongs nowhere (and a null
+        # cast to an integer later is -2**63, a step the charts and the rules would take as real)
+        table = table.filter(pc.is_valid(table["step"]))
+        notes.append(f"{missing:,} row(s) with an empty 'step' left out")
+    return table, "; ".join(notes) or None
 
 
 # Lists of a folder's parts per read: a merge replaces parts at most once per flush, so a reader racing
@@ -198,6 +203,12 @@ class NativeRun(Run):
         table, message = conform(kind, table)
         if table is None:
             self._bad[q.path] = mtime
+        elif SEQ_COLUMN in table.column_names and (gaps := table[SEQ_COLUMN].null_count):
+            # a damaged part's write order: its rows were written with the part, so its own number stands in
+            seq = table.schema.get_field_index(SEQ_COLUMN)
+            table = table.set_column(seq, SEQ_COLUMN, pc.fill_null(table[SEQ_COLUMN], pa.scalar(q.lo, pa.int64())))
+            message = "; ".join(filter(None, [message, f"{gaps:,} empty value(s) in column {SEQ_COLUMN!r}; the "
+                                                        "part's own number used as their order"]))
         problem = Problem(f"{kind}/{q.path.name}", message or "")
         if message and problem not in self.problems:  # samples are read again per query: name it once
             self.problems.append(problem)

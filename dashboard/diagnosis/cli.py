@@ -136,7 +136,8 @@ def _main(argv: list[str] | None) -> int:
             runs.update(open_launches(target, args.source))
         except Exception as e:  # noqa: BLE001 - any reader error is "cannot read this run", exit 2
             msg = str(e) if target in str(e) else f"{target}: {e}"
-            print(f"grpo-diagnose: cannot read {msg}", file=sys.stderr)
+            said = msg.startswith(("no permission to read", "cannot read"))  # collectors.oserrors says it already
+            print(f"grpo-diagnose: {'' if said else 'cannot read '}{msg}", file=sys.stderr)
             unreadable.append(target)
     if args.map:
         user_map([])  # each run keeps the map it was opened with; later opens in this process start clean
