@@ -24,6 +24,7 @@ from collectors.version import version_flag
 from dashboard.paths import ROOTS_ENV, SOURCE_ENV, STALE_ENV, default_roots
 
 APP = Path(__file__).resolve().parent / "app.py"
+SERVER = APP.parent / "server.py"  # the app behind dashboard.origin_guard: only the server's own page reaches it
 # dashboard.diagnosis.i18n's LANGS and LOCALE_VARS[0], not imported: that would load the engine at every start
 LANGS, LANG_ENV = ("en", "zh"), "GRPOSCOPE_LANG"
 
@@ -88,7 +89,7 @@ def streamlit_command(args: argparse.Namespace) -> list[str]:
     # the allowed cross-origin list holds only the server's own address (a config.toml's list is replaced)
     options = {**SERVER_OPTIONS, "server.address": args.host, "server.port": str(args.port),
                "server.corsAllowedOrigins": f"http://{args.host}:{args.port}"}
-    return [sys.executable, "-m", "streamlit", "run", str(APP),
+    return [sys.executable, "-m", "streamlit", "run", str(SERVER),
             *(x for name, value in options.items() for x in (f"--{name}", value))]
 
 
