@@ -38,9 +38,11 @@ def own_hosts(address: str, port: int) -> frozenset[str]:
     return frozenset(f"{n}:{port}" for n in names)
 
 
-def refusal(headers: dict[str, str], address: str, port: int, extra_origins: frozenset[str]) -> str | None:
+def refusal(headers: dict[str, str], address: str, port: int, extra_origins: frozenset[str],
+            scheme: str = "http") -> str | None:
     """Why a request with these (lower-case) headers is refused, or None. `extra_origins`: origins allowed
-    besides the server's own (`server.corsAllowedOrigins`, which grpo-dash sets to the server's own)."""
+    besides the server's own (`server.corsAllowedOrigins`, which grpo-dash sets to the server's own);
+    `scheme`: the server's (https only with a certificate)."""
     own = own_hosts(address, port)
     host = headers.get("host")
     if _is_loopback(address) and host not in own:
@@ -48,8 +50,8 @@ def refusal(headers: dict[str, str], address: str, port: int, extra_origins: fro
     origin = headers.get("origin")
     if origin is None:  # not a browser page's request (a browser sends Origin on every WebSocket)
         return None
-    scheme, sep, rest = origin.partition("://")
-    if origin in extra_origins or (sep and scheme in ("http", "https") and rest in own):
+    theirs, sep, rest = origin.partition("://")
+    if origin in extra_origins or (sep and theirs == scheme and rest in own):
         return None
     if not _is_loopback(address) and sep and rest == host:  # same-origin, on an address that is not loopback
         return None
@@ -73,7 +75,7 @@ class OriginGuard:
         address = config.get_option("server.address") or "localhost"
         port = int(config.get_option("server.port"))
         extra = frozenset(o.strip() for o in config.get_option("server.corsAllowedOrigins") or [])
-        why = refusal(headers, address, port, extra)
+        why = refusal(headers, address, port, extra, "https" if config.get_option("server.sslCertFile") else "http")
         if why is None:
             return await self.app(scope, receive, send)
         if scope["type"] == "websocket":

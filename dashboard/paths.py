@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 
 from collectors.discovery import link_refusal
 from collectors.meta import RunError
-from collectors.oserrors import cannot_read, is_loop, where
+from collectors.oserrors import cannot_read, is_loop
+from collectors.oserrors import where as named_in
 from collectors.sources import launch_target, split_launch
 
 ROOTS_ENV = "GRPOSCOPE_ROOTS"  # os.pathsep-separated roots; set by grpo-dash
@@ -115,7 +116,7 @@ def resolve_run(roots: list[Root], key: str) -> Path:
         # loop of links (Python 3.11's Path.resolve() raises RuntimeError for one, not OSError)
         if not isinstance(e, OSError) and not is_loop(e):
             raise
-        raise PathRefused(f"run {key!r} cannot be opened ({cannot_read(where(e, key), e)})") from None
+        raise PathRefused(f"run {key!r} cannot be opened ({cannot_read(named_in(e, key), e)})") from None
     except RunError as e:  # a reader's own refusal while it was asked whether it knows the folder
         raise PathRefused(f"run {key!r} cannot be opened ({e})") from None
     if why is not None:
