@@ -10,7 +10,9 @@ sample_runs/; with neither, it says how to point it at runs and exits 2.
 The server's protections are set on its command line (SERVER_OPTIONS), which wins over any
 .streamlit/config.toml, environment variable or home config: error details stay in the server log, never in
 the browser; XSRF protection is on; cross-origin requests and WebSocket connections are refused (Streamlit's
-`server.enableCORS` is that protection, so it is on); no agent API, static files or development mode.
+`server.enableCORS` is that protection, so it is on); no agent API, static files or development mode. The
+app runs behind dashboard/origin_guard.py (dashboard/server.py), which refuses every origin but the server's own:
+Streamlit's own check lets in any port of localhost.
 """
 
 from __future__ import annotations
