@@ -196,10 +196,11 @@ class NativeRun(Run):
             table = pq.read_table(q.path, columns=columns)  # a refused open: PermissionError, errno 13
         except FileNotFoundError:
             return None
-        except pa.ArrowException as e:  # before OSError: pyarrow's IO errors are both
+        except (pa.ArrowException, OSError) as e:
+            if isinstance(e, OSError) and e.errno is not None:  # no permission, a link to itself: in words
+                return self._skip(q, mtime, Problem(name, f"{cannot_read(name, e)}; skipped"))
+            # a damaged file: pyarrow's plain OSError (no errno) or its own exceptions, whose text says where
             return self._skip(q, mtime, Problem(name, f"unreadable Parquet part skipped ({e})"))
-        except OSError as e:  # no permission, a link to itself
-            return self._skip(q, mtime, Problem(name, f"{cannot_read(name, e)}; skipped"))
         table, message = conform(kind, table)
         if table is None:
             self._bad[q.path] = mtime
