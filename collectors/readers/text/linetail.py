@@ -25,6 +25,7 @@ CHUNK = 4 << 20  # bytes per read(): what is held beyond the lines returned is a
 # room for whole completions of long-context runs while a JSON parse of it stays well under the fuzz
 # harness's 512 MB of peak memory per case.
 MAX_LINE = 16 << 20
+WINDOW = 256 << 20  # what is new up to this is read at once (a refresh of a log, most whole logs); beyond, by CHUNK
 
 
 class LineTail:
@@ -69,7 +70,7 @@ class LineTail:
         except OSError as e:
             raise RunError(cannot_read(self.path, e)) from None
         with f:
-            pieces, partial, end = self._take(f)
+            pieces, partial, end = self._whole(f, st.st_size) or self._take(f)
         first = self.line_no + 1
         if partial and time.time() - st.st_mtime > self.SETTLED_S:
             pieces.append(partial + b"\n")  # the writer is done with it: a complete last line
@@ -78,6 +79,22 @@ class LineTail:
         self.line_no += block.count(b"\n")
         self.offset = end
         return block, first, rewritten, bool(partial)
+
+    def _whole(self, f, size: int) -> tuple[list[bytes], bytes, int] | None:
+        """What `_take` gives, in one read, for what is new when it is at most WINDOW bytes and no line in it
+        is longer than MAX_LINE (the common case: a log read by a refresh); None otherwise."""
+        if self._skipping or size - self.offset > WINDOW:
+            return None
+        f.seek(self.offset)
+        data = f.read(WINDOW + 1)
+        half = MAX_LINE // 2  # a run of MAX_LINE bytes without a line end holds a whole aligned half of it
+        cr = self.carriage_return_ends
+        if len(data) > WINDOW or any(data.find(b"\n", i, i + half) < 0 and not (cr and data.find(b"\r", i, i + half) >= 0)
+                                     for i in range(0, len(data) - half + 1, half)):
+            return None
+        last = self._last_end(data) + 1
+        block = data if last == len(data) else data[:last]  # no copy of a read that ends its last line
+        return [block], data[last:], self.offset + last
 
     def _take(self, f) -> tuple[list[bytes], bytes, int]:
         """(complete lines from the offset, in pieces; the unfinished last line; the offset after the last
