@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from collectors.readers.wandb.framing import BLOCK, FIRST, FULL, HEADER, LAST, MIDDLE  # noqa: E402
+from collectors.readers.wandb.framing import BLOCK, FIRST, FULL, HEADER, LAST, MIDDLE
 
 
 def framed(records: list[bytes]) -> bytes:

@@ -8,10 +8,9 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-
-from collectors.oserrors import cannot_read
 from typing import Any
 
+from collectors.oserrors import cannot_read
 from collectors.schema import SCHEMA_VERSION, STATUSES
 from collectors.store.atomic import write_json_atomic
 

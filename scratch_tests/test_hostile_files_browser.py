@@ -96,7 +96,7 @@ def test_the_guard_by_its_headers(headers, why):
     assert refusal(headers, "127.0.0.1", 8501, frozenset({"http://127.0.0.1:8501"})) == why
 
 
-def test_a_loop_and_a_sparse_file_leave_the_runs_page_whole(server, page, root):
+def test_a_loop_and_a_sparse_file_leave_the_runs_page_whole(server, page, root):  # noqa: F811
     page.goto(server)
     wait_rendered(page, "Runs")
     page.get_by_test_id("stDataFrame").first.wait_for(timeout=RENDER_TIMEOUT_MS)

@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import collectors
-from collectors import open_run
 from collectors.discovery import discover_runs
 from collectors.readers.text.linetail import MAX_LINE, LineTail
 from collectors.readers.wandb.framing import BLOCK, FIRST, FULL, HEADER, LAST, MIDDLE
@@ -43,7 +42,7 @@ def _limited(code: str, address_mb: int = 0, cpu_s: int = 0, timeout: float = 12
     """)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-c", head + textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+                          timeout=timeout, env=env, check=False)
 
 
 # -- loops of symbolic links -----------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 def _as_nobody(code: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([*NOBODY, sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=cwd)
+                          timeout=300, env=env, cwd=cwd, check=False)
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def world():
     if shutil.which("setpriv") is None:
         pytest.skip("no setpriv to run the reader as nobody")
     probe = subprocess.run([*NOBODY, sys.executable, "-c", "import pandas, collectors"], capture_output=True,
-                           env={**os.environ, "PYTHONPATH": str(REPO)}, cwd="/")
+                           env={**os.environ, "PYTHONPATH": str(REPO)}, cwd="/", check=False)
     if probe.returncode:
         pytest.skip(f"nobody cannot run this Python: {probe.stderr.decode(errors='replace')[-200:]}")
     t = Path(tempfile.mkdtemp(prefix="grposcope-perm-"))  # pytest's own tmp folders are 0700: nobody stops there
@@ -94,8 +94,8 @@ def test_unreadable_files_are_named_in_words_and_the_rest_is_read(world):
     """, world)
     assert out.returncode == 0, out.stderr[-3000:]
     said = json.loads(out.stdout)
-    assert said["part"] == [188, ["metrics/part-00000016.parquet: no permission to read "
-                                  "metrics/part-00000016.parquet; skipped"]]  # was "[Errno 13] Failed to open..."
+    assert said["part"] == [188, [("metrics/part-00000016.parquet: no permission to read "
+                                   "metrics/part-00000016.parquet; skipped")]]  # was "[Errno 13] Failed to open..."
     assert said["nometrics"] == [0, ["metrics: no permission to read metrics/; its parts are not read"]]  # raised
     assert said["nojson"] == [200, [f"run.json: no permission to read {world}/nojson/run.json; metadata ignored"]]
     assert said["logs/train.jsonl"] == f"no permission to read {world}/logs/train.jsonl"

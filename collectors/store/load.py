@@ -208,8 +208,8 @@ class NativeRun(Run):
             # a damaged part's write order: its rows were written with the part, so its own number stands in
             seq = table.schema.get_field_index(SEQ_COLUMN)
             table = table.set_column(seq, SEQ_COLUMN, pc.fill_null(table[SEQ_COLUMN], pa.scalar(q.lo, pa.int64())))
-            message = "; ".join(filter(None, [message, f"{gaps:,} empty value(s) in column {SEQ_COLUMN!r}; the "
-                                                        "part's own number used as their order"]))
+            filled = f"{gaps:,} empty value(s) in column {SEQ_COLUMN!r}; the part's own number used as their order"
+            message = "; ".join(filter(None, [message, filled]))
         problem = Problem(f"{kind}/{q.path.name}", message or "")
         if message and problem not in self.problems:  # samples are read again per query: name it once
             self.problems.append(problem)
@@ -220,7 +220,6 @@ class NativeRun(Run):
         self._bad[q.path] = mtime
         if problem not in self.problems:
             self.problems.append(problem)
-        return None
 
     def _read_new(self) -> list[pd.DataFrame]:
         self._read_meta()

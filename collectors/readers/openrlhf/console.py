@@ -43,7 +43,6 @@ import math
 import os
 import re
 import stat
-import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
