@@ -198,3 +198,16 @@ def test_a_step_column_with_nulls_leaves_those_rows_out_and_the_rules_judge(tmp_
 
     d = diagnose(loaded)
     assert "non_finite" not in {n.rule_id if hasattr(n, "rule_id") else n for n in getattr(d, "not_judged", [])}
+
+
+@pytest.mark.parametrize(("english", "zh"), [
+    ("a loop of symbolic links: not opened", "符号链接的循环：没有打开"),
+    ("run 'h/a.jsonl' cannot be opened (h/a.jsonl is a loop of symbolic links)",
+     "训练 'h/a.jsonl' 无法打开（h/a.jsonl 是符号链接的循环）"),
+    ("no permission to read locked", "没有读取 locked 的权限"),
+    ("could not be read: no permission to read /x/meta.yaml", "无法读取：没有读取 /x/meta.yaml 的权限"),
+])
+def test_the_new_refusals_read_in_chinese(english, zh):
+    from dashboard.diagnosis.i18n import path_text
+
+    assert path_text(english, "zh") == zh
