@@ -10,7 +10,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from helpers.paths import REPO
 
 # package -> what none of its modules may import. collectors is the bottom layer (the run format and the readers:

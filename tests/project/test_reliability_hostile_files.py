@@ -19,15 +19,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers.paths import REPO
 
-import collectors
 from collectors.discovery import discover_runs
 from collectors.readers.text.linetail import MAX_LINE, LineTail
 from collectors.readers.wandb.framing import BLOCK, FIRST, FULL, HEADER, LAST, MIDDLE
 from collectors.store.load import load_run
 from dashboard import paths
 
-REPO = Path(collectors.__file__).resolve().parents[1]
 HEALTHY = REPO / "sample_runs" / "healthy"
 
 

@@ -17,10 +17,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.paths import REPO
 
-import collectors
-
-REPO = Path(collectors.__file__).resolve().parents[1]
 HEALTHY = REPO / "sample_runs" / "healthy"
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 

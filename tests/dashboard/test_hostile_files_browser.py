@@ -11,10 +11,9 @@ import base64
 import os
 import shutil
 import socket
-from pathlib import Path
 
 import pytest
-from browser_fixtures import (  # noqa: F401 - the fixtures are used by name
+from helpers.browser_fixtures import (  # noqa: F401 - the fixtures are used by name
     RENDER_TIMEOUT_MS,
     browser,
     dash_server,
@@ -22,11 +21,9 @@ from browser_fixtures import (  # noqa: F401 - the fixtures are used by name
     screenshot,
     wait_rendered,
 )
+from helpers.paths import REPO
 
-import collectors
 from dashboard.origin_guard import refusal
-
-REPO = Path(collectors.__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +93,7 @@ def test_the_guard_by_its_headers(headers, why):
     assert refusal(headers, "127.0.0.1", 8501, frozenset({"http://127.0.0.1:8501"})) == why
 
 
-def test_a_loop_and_a_sparse_file_leave_the_runs_page_whole(server, page, root):  # noqa: F811
+def test_a_loop_and_a_sparse_file_leave_the_runs_page_whole(server, page, root):
     page.goto(server)
     wait_rendered(page, "Runs")
     page.get_by_test_id("stDataFrame").first.wait_for(timeout=RENDER_TIMEOUT_MS)
