@@ -3,9 +3,9 @@
     grpo-dash [ROOT ...] [--host 127.0.0.1] [--port 8501] [--stale-after 60] [--map THEIRS=OURS ...]
               [--source NAME]
 
-Runs `streamlit run dashboard/app.py` headless: no browser is opened, no usage statistics are sent, and
-it binds to 127.0.0.1 unless told otherwise. Default roots: ./runs and, in a source checkout, the bundled
-sample_runs/; with neither, it says how to point it at runs and exits 2.
+Runs `streamlit run dashboard/server.py` (app.py behind the origin guard) headless: no browser is opened, no
+usage statistics are sent, and it binds to 127.0.0.1 unless told otherwise. Default roots: ./runs and, in a
+source checkout, the bundled sample_runs/; with neither, it says how to point it at runs and exits 2.
 
 The server's protections are set on its command line (SERVER_OPTIONS), which wins over any
 .streamlit/config.toml, environment variable or home config: error details stay in the server log, never in

@@ -239,7 +239,7 @@ def test_escape_md_neutralises_images_and_html():
 def test_cli_runs_streamlit_headless_on_localhost(tmp_path):
     args = cli.parse_args([str(tmp_path / "r1"), str(tmp_path / "r2"), "--port", "9999"])
     cmd = cli.streamlit_command(args)
-    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("dashboard/app.py")
+    assert cmd[1:4] == ["-m", "streamlit", "run"] and cmd[4].endswith("dashboard/server.py")  # app.py behind the origin guard
     flags = dict(zip(cmd[5::2], cmd[6::2]))
     assert flags["--server.headless"] == "true" and flags["--browser.gatherUsageStats"] == "false"
     assert flags["--server.address"] == "127.0.0.1" and flags["--server.port"] == "9999"
