@@ -23,6 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard.chart_scales import scaled_range
 from dashboard.diagnosis import i18n
 from dashboard.downsample import DEFAULT_POINTS, union_indices
 
@@ -36,8 +37,6 @@ def plot_text(text: object) -> str:
 
 SEVERITY_COLORS = {"critical": "rgba(214,39,40,0.16)", "warning": "rgba(255,127,14,0.16)",
                    "info": "rgba(31,119,180,0.10)"}
-SEVERITY_MARKS = {"critical": "rgba(214,39,40,0.55)", "warning": "rgba(255,127,14,0.55)",
-                  "info": "rgba(31,119,180,0.45)"}  # the shading's colour in a legend, where it must show
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 ROW_HEIGHT = 230
 X_DOMAIN_END = 0.93  # the charts end here; a right-hand axis's ticks sit beyond, the legends beyond them
@@ -65,6 +64,9 @@ class Panel:
     hline: float | None = None  # reference line, e.g. ratio 1
     unit_range: bool = False  # a fraction in [0, 1]
     short: str = ""  # name in running text ("not logged: pass rate, KL")
+    # (columns, words): added to the title when the run logs any of the columns, so a title promises only the
+    # series drawn (a verl run has no reward std band and no truncated fraction)
+    parts: tuple[tuple[tuple[str, ...], str], ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -72,30 +74,34 @@ class Panel:
 
 
 CHECKLIST: tuple[Panel, ...] = (
-    Panel("reward", "Raw reward: mean with std band, and eval reward",
+    Panel("reward", "Raw reward: mean",
           (Series("reward/mean", "reward mean"), Series("eval/reward_mean", "eval reward", sparse=True, dash="dot")),
-          band=("reward/mean", "reward/std"), short="reward mean/std"),
-    Panel("zero_var", "Zero-variance groups (all-pass / all-fail split)",
+          band=("reward/mean", "reward/std"), short="reward mean/std",
+          parts=((("reward/std",), " with std band"), (("eval/reward_mean",), ", and eval reward"))),
+    Panel("zero_var", "Zero-variance groups",
           (Series("groups/zero_std_frac", "zero-variance"), Series("groups/all_pass_frac", "all pass", dash="dot"),
            Series("groups/all_fail_frac", "all fail", dash="dash")), unit_range=True,
-          short="zero-variance groups"),
-    Panel("pass_rate", "Pass rate: train and eval",
+          short="zero-variance groups",
+          parts=((("groups/all_pass_frac", "groups/all_fail_frac"), " (all-pass / all-fail split)"),)),
+    Panel("pass_rate", "Pass rate",
           (Series("reward/pass_rate", "train"), Series("eval/pass_rate", "eval", sparse=True)), unit_range=True,
           short="pass rate"),
-    Panel("length", "Completion length (tokens) and truncated fraction (right axis)",
+    Panel("length", "Completion length (tokens)",
           (Series("completions/len_mean", "length mean"), Series("completions/len_max", "length max", dash="dot"),
            Series("completions/truncated_frac", "truncated frac", secondary=True, dash="dash")),
-          short="completion length"),
+          short="completion length",
+          parts=((("completions/truncated_frac",), " and truncated fraction (right axis)"),)),
     Panel("entropy", "Entropy (nats per token)", (Series("policy/entropy", "entropy"),), short="entropy"),
     Panel("kl_ref", "KL to the reference", (Series("policy/kl_ref", "KL ref"),), short="KL to the reference"),
-    Panel("clip", "Clip fraction (low / high)",
+    Panel("clip", "Clip fraction",
           (Series("policy/clipfrac", "clipfrac"), Series("policy/clipfrac_low", "low", dash="dot"),
            Series("policy/clipfrac_high", "high", dash="dash")), unit_range=True,
-          short="clip fraction"),
-    Panel("ratio", "First-step ratio current/old (should be 1); max |ratio - 1| on the right",
+          short="clip fraction", parts=((("policy/clipfrac_low", "policy/clipfrac_high"), " (low / high)"),)),
+    Panel("ratio", "First-step ratio current/old (should be 1)",
           (Series("policy/ratio_first_step", "ratio first step"),
            Series("policy/ratio_first_step_max_dev", "max |ratio-1|", secondary=True, dash="dot")), hline=1.0,
-          short="first-step ratio"),
+          short="first-step ratio",
+          parts=((("policy/ratio_first_step_max_dev",), "; max |ratio - 1| on the right"),)),
 )
 PANELS = {p.key: p for p in CHECKLIST}
 
@@ -114,8 +120,12 @@ def panels_for_metric(metric: str) -> list[Panel]:
     return [p for p in CHECKLIST if metric in p.columns]
 
 
-def panel_title(panel: Panel, lang: str = "en") -> str:
-    return i18n.chart_text(f"panel.{panel.key}", panel.title, lang)
+def panel_title(panel: Panel, lang: str = "en", logged: frozenset[str] | set[str] | None = None) -> str:
+    """The panel's title naming the series drawn: its head, and each part whose columns the run logs (all parts
+    when `logged` is None)."""
+    head = i18n.chart_text(f"panel.{panel.key}", panel.title, lang)
+    shown = [(cols, words) for cols, words in panel.parts if logged is None or set(cols) & set(logged)]
+    return head + "".join(i18n.chart_text(f"panel.{panel.key}+{cols[0]}", words, lang) for cols, words in shown)
 
 
 def panel_short(panel: Panel, lang: str = "en") -> str:
@@ -158,7 +168,7 @@ def checklist_figure(frame: pd.DataFrame, panels: tuple[Panel, ...] = CHECKLIST,
     `nan_at` ({column: steps}, `Run.nan_at`): where a NaN was logged; marked like an inf, since a NaN is
     otherwise only a gap in the line, which looks the same as a step that logged nothing.
     """
-    fig = _grid(panels, lang)
+    fig = _grid(panels, lang, logged_columns([frame]))
     xs, xdraw, xtitle = x_values(frame, x, lang)
     for row, panel in enumerate(panels, start=1):
         present = [s for s in panel.series if s.column in frame]
@@ -188,7 +198,7 @@ def compare_figure(frames: dict[str, pd.DataFrame], panels: tuple[Panel, ...] = 
                    smoothing: float = 0.0, n_out: int = DEFAULT_POINTS, lang: str = "en") -> go.Figure:
     """Several runs overlaid on the checklist rows: one colour per run (named in the legend above the charts),
     one dash style per series (named in each row's legend; clicking one hides that series in every run)."""
-    fig = _grid(panels, lang)
+    fig = _grid(panels, lang, logged_columns(list(frames.values())))
     runs = {name: PALETTE[r % len(PALETTE)] for r, name in enumerate(frames)}
     for name, color in runs.items():  # the runs' legend: a key of colours, above the charts
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=plot_text(name), legend="legend",
@@ -236,26 +246,12 @@ def threshold_is_level(statistic: str) -> bool:
                                     "logged steps with", "spread"))
 
 
-def axis_range(values: np.ndarray, extra: tuple[float, ...] = ()) -> tuple[float, float] | None:
-    """A y range that holds every finite value (and `extra`), padded: a constant gets a range around it,
-    not Plotly's -1..1 around 0.05 where 0.05 reads as 0; a series that never goes below 0 starts at 0
-    when its lowest value is near 0, so no negative tick shows for a fraction or a norm; a constant 0 is drawn
-    on 0..1. None: no value."""
-    v = np.asarray(values, dtype=np.float64)
-    v = np.concatenate([v[np.isfinite(v)], [e for e in extra if np.isfinite(e)]])
-    if not len(v):
-        return None
-    lo, hi = float(v.min()), float(v.max())
-    span = hi - lo
-    if span <= max(abs(hi), abs(lo)) * 1e-9:  # a constant: in the middle of an axis from 0
-        # a constant 0 on 0..1: a fraction or a norm stuck at 0 drew negative ticks on -1..1 (make screenshots,
-        # a truncated fraction of 0 beside the completion length)
-        return (0.0, 2 * hi) if hi > 0 else (2 * lo, 0.0) if lo < 0 else (0.0, 1.0)
-    pad = span * 0.08
-    lower = lo - pad
-    if lo >= 0 and lower < 0:
-        lower = 0.0 if lo <= span * 0.25 else lo - min(pad, lo)
-    return lower, hi + pad
+def axis_range(values: np.ndarray, extra: tuple[float, ...] = (), columns: tuple[str, ...] = ()) -> tuple[float, float] | None:
+    """A y range that holds every finite value (and `extra`) and the scale of `columns`' metrics, padded
+    (chart_scales.scaled_range): a constant gets a range around it, not Plotly's -1..1 around 0.05 where 0.05 reads
+    as 0; a series that never goes below 0 starts at 0 when its lowest value is near 0; a constant 0 is drawn on
+    0..1; a ratio of 1 +- 1e-7 on 1 +- 0.01. None: no value."""
+    return scaled_range(values, columns, extra)
 
 
 def evidence_figure(frame: pd.DataFrame, metric: str, threshold: float | None = None,
@@ -293,19 +289,24 @@ def evidence_figure(frame: pd.DataFrame, metric: str, threshold: float | None = 
                       layer="below")
     fig.update_layout(height=230, margin={"l": 10, "r": 10, "t": 10, "b": 30}, showlegend=False, hovermode="x")
     fig.update_xaxes(title_text=xtitle)
-    fig.update_yaxes(title_text=name, range=axis_range(y, () if line is None else (line,)), autorange=False,
-                     **{**TICKS, "tickformat": tick_format(y)})
+    rng = axis_range(y, () if line is None else (line,), (metric,))
+    fig.update_yaxes(title_text=name, range=rng, autorange=False, **{**TICKS, "tickformat": tick_format(np.array(rng))})
     return fig
+
+
+def logged_columns(frames: list[pd.DataFrame]) -> set[str]:
+    """The columns with at least one value in any of the frames (a reader may keep a column of nulls)."""
+    return {c for f in frames for c in f.columns if f[c].notna().any()}
 
 
 def _legend(row: int) -> str:
     return "legend" if row == 0 else f"legend{row + 1}"  # row 1's legend is legend2: "legend" is the figure's
 
 
-def _grid(panels: tuple[Panel, ...], lang: str) -> go.Figure:
+def _grid(panels: tuple[Panel, ...], lang: str, logged: set[str] | None = None) -> go.Figure:
     specs = [[{"secondary_y": any(s.secondary for s in p.series)}] for p in panels]
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.25 / max(len(panels), 1),
-                        subplot_titles=[panel_title(p, lang) for p in panels], specs=specs)
+                        subplot_titles=[panel_title(p, lang, logged) for p in panels], specs=specs)
     fig.update_layout(height=ROW_HEIGHT * len(panels), hovermode="x unified",
                       margin={"l": 10, "r": 10, "t": 40, "b": 40})
     fig.update_xaxes(domain=[0.0, X_DOMAIN_END])
@@ -339,23 +340,38 @@ def tick_format(values: np.ndarray) -> str:
     return TICKS["tickformat"] if need <= 6 else f"~.{min(need, 15)}g"
 
 
+def _axis_values(panel: Panel, frames: list[pd.DataFrame], secondary: bool) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(values (N,), columns) of the panel's series on one axis, over every frame that logs them."""
+    cols = tuple(s.column for s in panel.series if s.secondary == secondary and any(s.column in f for f in frames))
+    parts = [f[c].to_numpy(dtype=np.float64) for f in frames for c in cols if c in f]
+    if panel.band and not secondary:  # the mean +- std band is drawn on the left axis: it holds the band too
+        mean, std = panel.band
+        parts += [f[mean].to_numpy(dtype=np.float64) + k * f[std].to_numpy(dtype=np.float64)
+                  for f in frames if mean in f and std in f for k in (-1, 1)]
+    return np.concatenate(parts or [[]]), cols
+
+
 def _left_ticks(fig: go.Figure, row: int, panel: Panel, frames: list[pd.DataFrame]) -> None:
-    """The left axis's ticks with the digits its values need (tick_format)."""
-    cols = [s.column for s in panel.series if not s.secondary]
-    values = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames for c in cols if c in f] or [[]])
-    fig.update_yaxes(row=row, col=1, secondary_y=False, tickformat=tick_format(values))
+    """The left axis over its series' values and their metrics' scales (chart_scales), with ticks of the digits
+    that range needs (tick_format): never 0.9999998999999999 for a ratio that is 1."""
+    values, cols = _axis_values(panel, frames, secondary=False)
+    rng = axis_range(values, columns=cols)
+    if rng is None:
+        return
+    fig.update_yaxes(row=row, col=1, secondary_y=False, range=rng, autorange=False,
+                     tickformat=tick_format(np.array(rng)))
 
 
 def _right_axis(fig: go.Figure, row: int, panel: Panel, frames: list[pd.DataFrame]) -> None:
-    """A right-hand axis with ticks of its own over its series' values (from 0 for a series that never goes
-    below it), no grid of its own: the grid is the left axis's."""
-    cols = [s.column for s in panel.series if s.secondary]
+    """A right-hand axis with ticks of its own over its series' values and their scales (from 0 for a series
+    that never goes below it; 0 .. 1 for a fraction), no grid of its own: the grid is the left axis's."""
+    values, cols = _axis_values(panel, frames, secondary=True)
     if not cols:
         return
-    values = np.concatenate([f[c].to_numpy(dtype=np.float64) for f in frames for c in cols if c in f] or [[]])
-    rng = axis_range(values)
+    rng = axis_range(values, columns=cols)
     fig.update_yaxes(row=row, col=1, secondary_y=True, tickmode="auto", showgrid=False, zeroline=False,
-                     **({"range": rng, "autorange": False} if rng else {}), **TICKS)
+                     **({"range": rng, "autorange": False} if rng else {}),
+                     **{**TICKS, "tickformat": tick_format(np.array(rng)) if rng else TICKS["tickformat"]})
 
 
 def _note(fig: go.Figure, row: int, text: str) -> None:
@@ -423,20 +439,32 @@ def _add_band(fig, row, frame, band, xdraw, idx, lang: str) -> None:
                              hovertemplate="reward std %{customdata:.6g}<extra></extra>"), row=row, col=1)
 
 
+# Shading colours, one per finding in turn (an RGB triple): several findings on one panel shaded in one
+# severity colour could not be told apart in its legend. The legend names the severity in words instead.
+SHADE_RGB = ("214,39,40", "255,127,14", "148,103,189", "23,190,207", "140,86,75", "227,119,194", "188,189,34",
+             "127,127,127")
+SHADE_FILL, SHADE_MARK = 0.14, 0.6  # the shading's opacity, and its square's in the legend
+
+
+def shade_colors(shades: tuple[Shade, ...]) -> list[tuple[str, str]]:
+    """(fill, legend mark) colour of each shade: distinct up to len(SHADE_RGB) findings, in order."""
+    rgb = [SHADE_RGB[i % len(SHADE_RGB)] for i in range(len(shades))]
+    return [(f"rgba({c},{SHADE_FILL})", f"rgba({c},{SHADE_MARK})") for c in rgb]
+
+
 def _add_shades(fig, panels, frame, x, shades, lang: str) -> None:
-    """Each finding's range shaded on the rows of its metrics, and named in those rows' legends (a square
-    of its colour, the rule and the steps)."""
-    for shade in shades:
+    """Each finding's range shaded on the rows of its metrics in a colour of its own, and named in those rows'
+    legends (a square of its colour, the severity, the rule and the steps)."""
+    for shade, (fill, mark) in zip(shades, shade_colors(shades)):
         lo, hi = shade.step_range
         x0, x1 = step_to_x(frame, x, lo), step_to_x(frame, x, hi)
         if x0 == x1 and x == "step":
             x0, x1 = lo - 0.5, hi + 0.5
         for row, panel in enumerate(panels, start=1):
             if set(shade.metrics) & set(panel.columns):
-                fig.add_vrect(x0=x0, x1=x1, fillcolor=SEVERITY_COLORS.get(shade.severity, SEVERITY_COLORS["info"]),
-                              line_width=0, layer="below", row=row, col=1)
-                name = plot_text(shade.label) + i18n.label("in_parens", lang, v=i18n.label("steps_range", lang, a=lo, b=hi))
+                fig.add_vrect(x0=x0, x1=x1, fillcolor=fill, line_width=0, layer="below", row=row, col=1)
+                name = (f"{i18n.label(shade.severity, lang)} · {plot_text(shade.label)}"
+                        + i18n.label("in_parens", lang, v=i18n.span((lo, hi), lang)))
                 fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legend=_legend(row),
-                                         marker={"symbol": "square", "size": 11,
-                                                 "color": SEVERITY_MARKS.get(shade.severity, SEVERITY_MARKS["info"])},
+                                         marker={"symbol": "square", "size": 11, "color": mark},
                                          hoverinfo="skip"), row=row, col=1)

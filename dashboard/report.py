@@ -124,8 +124,7 @@ def _md_run(item: Item, lang: str) -> list[str]:
     if not d.findings and d.verdict.kind != "cant_judge":
         out += [md(label("no_findings_page", lang)), ""]
     for f in d.findings:
-        span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
-            "whole_run", lang)
+        span = i18n.span(f.step_range, lang)
         out += [f"### {SEVERITY_ICONS.get(f.severity, '')} {md(f.title)}", "",
                 (f"*{md(label(f.severity, lang))} · `{f.rule_id}` · {md(label('symptom', lang))}{sep}{md(f.symptom)} · "
                 f"{md(span)}*"), "", f"**{md(label('evidence_page', lang))}**", ""]
@@ -204,8 +203,7 @@ def _html_run(item: Item, lang: str, n: int) -> list[str]:
     if not d.findings and d.verdict.kind != "cant_judge":
         out.append(f"<p>{_h(label('no_findings_page', lang))}</p>")
     for f in d.findings:
-        span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
-            "whole_run", lang)
+        span = i18n.span(f.step_range, lang)
         out += ['<div class="finding">', f"<h3>{SEVERITY_ICONS.get(f.severity, '')} {_h(f.title)}</h3>",
                 (f'<p class="meta">{_h(label(f.severity, lang))} · {_h(f.rule_id)} · {_h(label("symptom", lang))}{sep}'
                 f"{_h(f.symptom)} · {_h(span)}</p>")]

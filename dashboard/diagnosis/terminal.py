@@ -3,6 +3,7 @@ arrive. Below both CLIs (cli.py, guard/watch_cli.py), so neither imports the oth
 
 from __future__ import annotations
 
+from dashboard.diagnosis import i18n
 from dashboard.diagnosis.findings import Finding
 from dashboard.diagnosis.i18n import label
 
@@ -10,15 +11,15 @@ MARK = {"critical": "[CRITICAL]", "warning": "[WARNING]", "info": "[info]"}
 
 
 def format_finding(f: Finding, lang: str = "en") -> str:
-    """A finding as text; `f` already in `lang` (i18n.localise_finding), the labels around it put in here."""
-    span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
-        "whole_run", lang)
+    """A finding as text; `f` already in `lang` (i18n.localise_finding), the labels around it and its evidence lines
+    (English in the finding, as the JSON keeps them) put in here."""
+    span = i18n.span(f.step_range, lang)
     mark = MARK[f.severity] if lang == "en" else f"[{label(f.severity, lang)}]"
     sep = label("sep", lang)
     lines = [f"{mark} {f.title}  ({f.rule_id}, {span})", f"    {label('symptom', lang)}{sep}{f.symptom}"]
     if sure := confidence_text(f, lang):
         lines.append(f"    {sure}")
-    lines += [f"    {label('evidence', lang)}{sep}{e.text}" for e in f.evidence]
+    lines += [f"    {label('evidence', lang)}{sep}{i18n.evidence_text(e.text, lang)}" for e in f.evidence]
     lines.append(f"    {label('check_first', lang)}{sep.rstrip()}")
     lines += [f"      {i}. {c.what}{sep}{c.how}" for i, c in enumerate(f.checks, start=1)]
     for ex in f.examples[:3]:

@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, coverage, data, report, samples_view, ui
+from dashboard.diagnosis import i18n
 from dashboard.diagnosis.i18n import evidence_text, has_label, label, localise, reason_text
 from dashboard.text import SEVERITY_ICONS, escape_md
 
@@ -77,8 +78,7 @@ def show_check(number: int, check) -> None:
 
 for i, f in enumerate(diagnosis.findings):
     with st.container(border=True):
-        span = label("steps_range", lang, a=f.step_range[0], b=f.step_range[1]) if f.step_range else label(
-            "whole_run", lang)
+        span = i18n.span(f.step_range, lang)
         st.markdown(f"### {SEVERITY_ICONS.get(f.severity, '')} {escape_md(f.title)}")
         st.caption(escape_md(f"{label(f.severity, lang)} · {f.rule_id} · {label('symptom', lang)}{sep}{f.symptom} · "
                              f"{span}"))

@@ -58,8 +58,7 @@ def live_view() -> None:
                 st.markdown(guard_event_line(e, lang))
     diagnosis = ui.diagnosis_or_error(snap)
     for f in diagnosis.findings if diagnosis else ():
-        span = i18n.label("in_parens", lang, v=i18n.label("steps_range", lang, a=f.step_range[0],
-                                                          b=f.step_range[1])) if f.step_range else ""
+        span = i18n.label("in_parens", lang, v=i18n.span(f.step_range, lang)) if f.step_range else ""
         st.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{escape_md(f.title)}**{escape_md(span)}")
     shades = tuple(charts.Shade(tuple(f.metrics), tuple(f.step_range), f.severity, f.rule_id)
                    for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)

@@ -104,6 +104,14 @@ def path_text(english: str, lang: str) -> str:
     return _by_pattern(english, _path_patterns(lang), lang) or english
 
 
+def span(step_range: tuple[int, int] | None, lang: str) -> str:
+    """A finding's step range as words: "steps 3-9", "step 10" for one step, "whole run" for none."""
+    if step_range is None:
+        return label("whole_run", lang)
+    a, b = step_range
+    return label("step_one", lang, a=a) if a == b else label("steps_range", lang, a=a, b=b)
+
+
 def has_label(key: str) -> bool:
     return key in en.LABELS
 
@@ -204,11 +212,18 @@ def has_verdict_reason(reason: str, lang: str) -> bool:
 
 
 def localise_verdict(v: Any, lang: str, findings: tuple | list = ()) -> Any:
+    """A verdict.Verdict in `lang`: its label, and its reason part by part (the lead, the kind's own reason,
+    the consequences), joined with the catalog's words."""
     cat = _catalog(lang)
     if cat is None or v is None:
         return v
-    return LocalVerdict(v.kind, verdict_reason(v.reason, lang, findings), cat.VERDICTS.get(v.kind, v.label),
-                        label("sep", lang))
+    from dashboard.diagnosis.verdict import compose  # the verdict imports nothing of this package
+
+    core, lead = getattr(v, "core", v.reason), getattr(v, "lead", "")
+    reason = compose(verdict_reason(core, lang, findings), verdict_reason(lead, lang, findings) if lead else "",
+                     tuple(verdict_reason(t, lang, findings) for t in getattr(v, "after", ())),
+                     label("verdict_also", lang), label("verdict_after", lang), label("list_sep", lang))
+    return LocalVerdict(v.kind, reason, cat.VERDICTS.get(v.kind, v.label), label("sep", lang))
 
 
 def question(number: int, english: str, lang: str) -> str:

@@ -13,6 +13,7 @@ LABELS: dict[str, str] = {
     "example": "example",
     "examples_heading": "**Examples from the samples** (model output, shown as plain text)",
     "steps_range": "steps {a}-{b}",
+    "step_one": "step {a}",  # a range of one step
     "whole_run": "whole run",
     "onset": "began at step {s}",
     "how_sure": "how sure",
@@ -47,6 +48,8 @@ LABELS: dict[str, str] = {
     "alert_checks": "{head}; check first: {checks}",
     "alert_cleared": "grposcope cleared at step {step}: {title} ({rule}) no longer holds",
     "list_sep": "; ",
+    "verdict_also": "; ",  # between a verdict's more severe finding and the verdict's own reason
+    "verdict_after": "; then, as a consequence: {v}",  # the findings the first one explains
     "verdict": "verdict",
     "rule": "rule",
     "reason": "reason",

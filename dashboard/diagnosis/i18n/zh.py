@@ -105,8 +105,12 @@ VERDICT_REASONS: tuple[tuple[str, str], ...] = (
     (r"no finding says otherwise: (?P<how>.+); (?P<w>\d+) warning\(s\) to read",
      "没有发现说明有问题：{how}；另有 {w} 条警告值得一读"),
     (r"no finding says otherwise: (?P<how>.+)", "没有发现说明有问题：{how}"),
-    (r"reward (?P<x>\S+) -> (?P<y>\S+) over steps (?P<a>\S+)-(?P<b>\S+) \(Mann-Kendall p = (?P<p>\S+)\)",
-     "第 {a}-{b} 步 reward 从 {x} 到 {y}（Mann-Kendall p = {p}）"),
+    ((r"reward (?P<x>\S+) at steps? (?P<a>[^ ]+) -> (?P<y>\S+) at steps? (?P<b>[^ ]+) "
+      r"\(trimmed window means; Mann-Kendall p = (?P<p>\S+)\)"),
+     "reward 从第 {a} 步的 {x} 到第 {b} 步的 {y}（各为窗口的截尾均值；Mann-Kendall p = {p}）"),
+    ((r"(?P<n>\d+) logged steps with a reward show no trend, but their change \((?P<lo>\S+) \.\. (?P<hi>\S+), "
+      r"95% interval\) still holds a rise that would count as learning: too early to tell whether it moves"),
+     "记录了 reward 的 {n} 步还看不出趋势，但其变化（95% 区间 {lo} .. {hi}）仍包含一个足以算作在学习的上升：判断 reward 动不动还为时过早"),
     (r"no trend test", "没有做趋势检验"),
     (r"almost every group tied over most of the run; the reward rises on the few updates with a signal",
      "几乎每个组在大部分训练中得分都相同（零方差组）；reward 的上升只来自少数仍有学习信号的更新"),
@@ -213,6 +217,7 @@ LABELS: dict[str, str] = {
     "example": "例子",
     "examples_heading": "**样本中的例子**（模型输出，按纯文本显示）",
     "steps_range": "第 {a}-{b} 步",
+    "step_one": "第 {a} 步",
     "whole_run": "整个训练",
     "onset": "始于第 {s} 步",
     "how_sure": "把握",
@@ -247,6 +252,8 @@ LABELS: dict[str, str] = {
     "alert_checks": "{head}；优先检查：{checks}",
     "alert_cleared": "grposcope 第 {step} 步：{title}（{rule}）已不再成立",
     "list_sep": "；",
+    "verdict_also": "；",
+    "verdict_after": "；随后出现的都是它的后果：{v}",
     "verdict": "结论",
     "rule": "规则",
     "reason": "原因",
@@ -417,14 +424,20 @@ LABELS: dict[str, str] = {
 # The checklist's charts (dashboard/charts.py), by id: a chart's title (panel.KEY), its name in running text
 # (short.KEY), a series' name (series.COLUMN). The notes' section 8 names them.
 CHARTS: dict[str, str] = {
-    "panel.reward": "raw reward：均值与 std 带，以及 eval reward",
-    "panel.zero_var": "全组同分的 group 比例（全对 / 全错拆分）",
-    "panel.pass_rate": "pass rate：训练与 eval",
-    "panel.length": "completion 长度（token）与截断比例（右轴）",
+    "panel.reward": "raw reward：均值",
+    "panel.reward+reward/std": "与 std 带",
+    "panel.reward+eval/reward_mean": "，以及 eval reward",
+    "panel.zero_var": "全组同分的 group 比例",
+    "panel.zero_var+groups/all_pass_frac": "（全对 / 全错拆分）",
+    "panel.pass_rate": "pass rate",
+    "panel.length": "completion 长度（token）",
+    "panel.length+completions/truncated_frac": "与截断比例（右轴）",
     "panel.entropy": "entropy（每 token 的 nats）",
     "panel.kl_ref": "参考 KL",
-    "panel.clip": "clip fraction（low / high）",
-    "panel.ratio": "第一步 ratio current/old（应为 1）；右轴为最大 |ratio - 1|",
+    "panel.clip": "clip fraction",
+    "panel.clip+policy/clipfrac_low": "（low / high）",
+    "panel.ratio": "第一步 ratio current/old（应为 1）",
+    "panel.ratio+policy/ratio_first_step_max_dev": "；右轴为最大 |ratio - 1|",
     "short.reward": "reward 均值/std",
     "short.zero_var": "全组同分比例",
     "short.pass_rate": "pass rate",
@@ -543,12 +556,12 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"(?P<k>\S+) = (?P<t>\S+): log-probs of logits / T make a KL about (?P<x>\S+)x what the same change shows "
       r"at T = 1; the KL bars are scaled by it"),
      "{k} = {t}：log-prob 是按 logits / T 算的，同样的变化在这里的 KL 约是 T = 1 时的 {x} 倍；KL 的阈值按此放大"),
-    (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\); (?P<how>.+)",
-     "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）；{how}"),
+    (r"(?P<m>\S+) jumps to (?P<v>\S+) at (?P<how_s>steps? \S+) \(median before: (?P<p>\S+)\); (?P<how>.+)",
+     "{m} 在{how_s}跳到 {v}（之前的中位数：{p}）；{how}"),
     (r"it comes back: its median over the next (?P<n>\S+) logged points falls back near the level before",
      "又回落了：其后 {n} 个记录点的中位数回到跳升之前的水平附近"),
-    (r"(?P<m>\S+) jumps to (?P<v>\S+) at steps (?P<a>\S+)-(?P<b>\S+) \(median before: (?P<p>\S+)\)",
-     "{m} 在第 {a}-{b} 步跳到 {v}（之前的中位数：{p}）"),
+    (r"(?P<m>\S+) jumps to (?P<v>\S+) at (?P<how_s>steps? \S+) \(median before: (?P<p>\S+)\)",
+     "{m} 在{how_s}跳到 {v}（之前的中位数：{p}）"),
     ((r"KL to the reference is already (?P<v>\S+) nats per token at step (?P<s>\S+), the first logged row: (?P<k>\S+) "
       r"updates do not move a policy that far from where it started"),
      "相对 reference 的 KL 在第一个记录的第 {s} 步就已是 {v} nats/token：{k} 次更新不会让 policy 离起点这么远"),
@@ -596,8 +609,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"mean completion length grew from (?P<a>\S+) to (?P<b>\S+) tokens \(Mann-Kendall tau (?P<t>\S+), "
      r"p = (?P<p>\S+)\)"), "completion 平均长度从 {a} 增长到 {b} 个 token（Mann-Kendall tau {t}，p = {p}）"),
     (r"no completion ended on (?P<n>\S+) logged steps \((?P<m>\S+) = 0\)", "有 {n} 个记录的步没有任何 completion 正常结束（{m} = 0）"),
-    (r"on (?P<a>\S+) of (?P<b>\S+) logged steps \(steps (?P<s>\S+)-(?P<e>\S+)\) completions sit at or are cut by the cap",
-     "{b} 个记录的步中有 {a} 个（第 {s}-{e} 步）completion 顶在上限或被截断"),
+    (r"on (?P<a>\S+) of (?P<b>\S+) logged steps \((?P<how_s>steps? \S+)\) completions sit at or are cut by the cap",
+     "{b} 个记录的步中有 {a} 个（{how_s}）completion 顶在上限或被截断"),
     (r"truncated responses rose from (?P<a>\S+) to (?P<b>\S+)", "被截断的回答比例从 {a} 升到 {b}"),
     # policy.py
     ((r"(?P<p>\S+)% of a step's responses are one text, whatever the prompt: (?P<t>.+) answered (?P<n>\S+) different "
@@ -609,8 +622,12 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"entropy (?P<a>\S+) nats at the first steps and (?P<b>\S+) over the run: the policy is nearly deterministic from "
      r"the start, so a group's responses agree"),
      "entropy 在最初几步为 {a} nats，整个训练为 {b}：policy 从一开始就几乎是确定的，所以同组回答一致"),
-    (r"entropy fell from (?P<a>\S+) to (?P<b>\S+) \((?P<p>\S+)% of its early level\) in (?P<n>\S+) steps",
-     "entropy 在 {n} 步内从 {a} 降到 {b}（早期水平的 {p}%）"),
+    ((r"entropy fell from (?P<a>\S+) to below half of it in (?P<n>\S+) steps \((?P<how_s>steps? \S+)\), and to "
+      r"(?P<b>\S+) \((?P<p>\S+)% of its early level\) by step (?P<s>\S+)"),
+     "entropy 在 {n} 步内（{how_s}）从 {a} 降到不足一半，到第 {s} 步降到 {b}（早期水平的 {p}%）"),
+    # a step range inside a line (build.steps_text), through a `how` group
+    (r"steps (?P<a>[^-\s]+)-(?P<b>[^-\s]+)", "第 {a}-{b} 步"),
+    (r"step (?P<a>\S+)", "第 {a} 步"),
     (r"sampling temperature (?P<t>\S+) < (?P<b>\S+): a group's responses come out alike",
      "采样温度 {t} < {b}：同组回答彼此相似"),
     # reward.py

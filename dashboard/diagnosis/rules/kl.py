@@ -27,7 +27,7 @@ import numpy as np
 
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis import facts, stats
-from dashboard.diagnosis.build import evidence, finding, fmt
+from dashboard.diagnosis.build import evidence, finding, fmt, steps_text
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
@@ -216,7 +216,7 @@ def _explosion(metric: str, steps: np.ndarray, x: np.ndarray, floor: float, sett
     i0, i1 = eps[0][0], eps[-1][1]
     peak = float(np.nanmax(x[i0:i1 + 1]))
     pre = float(np.nanmedian(x[max(0, i0 - LONG):i0])) if i0 > 0 else float("nan")
-    text = f"{metric} jumps to {fmt(peak)} at steps {steps[i0]}-{steps[i1]} (median before: {fmt(pre)})"
+    text = f"{metric} jumps to {fmt(peak)} at {steps_text(steps[i0], steps[i1])} (median before: {fmt(pre)})"
     if loud and not is_crit:
         text += f"; it comes back: its median over the next {LONG} logged points falls back near the level before"
     ev = evidence(metric, peak, (level or floor) if loud else settled, why, text)

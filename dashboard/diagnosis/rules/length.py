@@ -10,7 +10,7 @@ import numpy as np
 
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis import facts, stats
-from dashboard.diagnosis.build import evidence, finding, fmt
+from dashboard.diagnosis.build import evidence, finding, fmt, steps_text
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import RECHECK_LONG, rule
@@ -134,7 +134,7 @@ def truncation(d: RunData):
                            f"{fmt(t.change_bounds[1])}): nothing the run does gets past the cap"))
     title = ("Completions are pinned at the length cap" if pinned else "Many completions are cut at the length cap")
     ev.insert(0, evidence("completions", share, None, "share of logged steps", f"on {int(held.sum())} of {d.n} "
-                          f"logged steps (steps {steps[i0]}-{steps[i1]}) completions sit at or are cut by the cap"))
+                          f"logged steps ({steps_text(steps[i0], steps[i1])}) completions sit at or are cut by the cap"))
     return [finding("truncation", severity, title, (int(steps[i0]), int(steps[i1])), ev,
                     (C.STOP_TOKEN, C.MAX_TOKENS, C.LENGTH_FORMAT) if none_ended else
                     (C.MAX_TOKENS, C.LENGTH_FORMAT, C.LENGTH_AGG),

@@ -7,7 +7,7 @@ import pandas as pd
 
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis import facts, stats
-from dashboard.diagnosis.build import evidence, finding, fmt
+from dashboard.diagnosis.build import evidence, finding, fmt, steps_text
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import RECHECK_LONG, rule
@@ -47,11 +47,13 @@ def entropy_collapse(d: RunData):
     i_start = int(above[-1]) if len(above) else 0
     took = int(steps[i_low] - steps[i_start])
     now = float(np.nanmin(med[i_low:]))
+    lowest = int(steps[i_low + int(np.nanargmin(med[i_low:]))])  # "fell to 0.053 in 21 steps" hid 300 more steps
     fast = took <= ENTROPY_FAST_STEPS
     severity = ("critical" if now < ENTROPY_SEVERE_FRAC * base else "warning") if fast else "info"
     ev = [evidence("policy/entropy", now, ENTROPY_COLLAPSE_FRAC * base, f"{w}-step median vs early level {fmt(base)}",
-                   f"entropy fell from {fmt(base)} to {fmt(now)} ({fmt(100 * now / base)}% of its early level) "
-                   f"in {took} steps")]
+                   f"entropy fell from {fmt(base)} to below half of it in {took} steps "
+                   f"({steps_text(steps[i_start], steps[i_low])}), and to {fmt(now)} ({fmt(100 * now / base)}% of its "
+                   f"early level) by step {lowest}")]
     title = "Entropy collapses fast" if fast else "Entropy declined slowly below half its early level"
     if severity != "info" and facts.improving(d):
         # a policy locking in what the reward pays for: a note while the reward (or eval) still climbs
