@@ -22,11 +22,13 @@ import pandas as pd
 from dashboard import charts
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.i18n import label
+from dashboard.diagnosis.terminal import reader_notes
 from dashboard.text import SEVERITY_ICONS
 
 SPARK = "▁▂▃▄▅▆▇█"
 SPARK_POINTS = 40  # characters of a sparkline
 MAX_EXAMPLES = 3
+MAX_NOTES = 20  # reader notes listed in full; a log with a note per step (250 seen) says how many more there are
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 
 
@@ -151,7 +153,17 @@ def _md_run(item: Item, lang: str) -> list[str]:
         out += [f"<details><summary>{md(label('could_not_judge_n', lang, n=len(d.not_judged)))}</summary>", ""]
         out += [f"- `{n.rule_id}`{sep}{md(i18n.reason_text(n.reason, lang))}" for n in d.not_judged]
         out += ["", "</details>", ""]
+    if notes := _notes(item.run, lang):
+        out += [f"### {md(label('reader_notes', lang, n=len(reader_notes(item.run))))}", ""]
+        out += [f"- {md(n)}" for n in notes] + [""]
     return out
+
+
+def _notes(run: Any, lang: str) -> list[str]:
+    """The reader's notes in `lang`, at most MAX_NOTES of them and a line saying how many more."""
+    notes = reader_notes(run)
+    shown = [i18n.note_text(n, lang) for n in notes[:MAX_NOTES]]
+    return shown + ([label("more_notes", lang, n=len(notes) - MAX_NOTES)] if len(notes) > MAX_NOTES else [])
 
 
 # -- HTML -------------------------------------------------------------------------------------------------------
@@ -202,6 +214,12 @@ def _html_run(item: Item, lang: str, n: int) -> list[str]:
            f"</b>{sep}{_h(d.verdict.reason)}</div>")]
     if not d.findings and d.verdict.kind != "cant_judge":
         out.append(f"<p>{_h(label('no_findings_page', lang))}</p>")
+    if d.verdict.kind == "cant_judge" and frame is not None and len(frame):
+        # nothing to judge yet, but the steps it has are worth a look (the page shows them too)
+        panels = tuple(p for p in charts.CHECKLIST if any(c in frame and frame[c].notna().any() for c in p.columns))
+        if panels:
+            out += [f"<h3>{_h(label('report_logged', lang))}</h3>",
+                    _chart(charts.checklist_figure(frame, panels, lang=lang))]
     for f in d.findings:
         span = i18n.span(f.step_range, lang)
         out += ['<div class="finding">', f"<h3>{SEVERITY_ICONS.get(f.severity, '')} {_h(f.title)}</h3>",
@@ -231,4 +249,7 @@ def _html_run(item: Item, lang: str, n: int) -> list[str]:
         out += [f"<details><summary>{_h(label('could_not_judge_n', lang, n=len(d.not_judged)))}</summary><ul>"]
         out += [f"<li>{_h(x.rule_id)}{sep}{_h(i18n.reason_text(x.reason, lang))}</li>" for x in d.not_judged]
         out.append("</ul></details>")
+    if notes := _notes(item.run, lang):
+        out += [f"<h3>{_h(label('reader_notes', lang, n=len(reader_notes(item.run))))}</h3><ul>"]
+        out += [f"<li>{_h(n)}</li>" for n in notes] + ["</ul>"]
     return out

@@ -20,7 +20,7 @@ from dashboard.diagnosis import i18n
 from dashboard.diagnosis.engine import Diagnosis, diagnose
 from dashboard.diagnosis.findings import SEVERITY_ORDER
 from dashboard.diagnosis.i18n import label
-from dashboard.diagnosis.terminal import format_finding
+from dashboard.diagnosis.terminal import format_finding, reader_notes
 
 EXIT_CODES = """exit status:
   0  every run was read (whatever it found)
@@ -88,7 +88,7 @@ def format_text(name: str, d: Diagnosis, verbose: bool, lang: str = "en") -> str
         body += [f"  {a.number}. {a.question}\n     -> {a.answer}" for a in d.config_answers]
     if verbose and d.not_judged:
         body.append(label("could_not_judge", lang))
-        body += [f"  {n.rule_id}: {n.reason}" for n in d.not_judged]
+        body += [f"  {n.rule_id}{label('sep', lang)}{i18n.reason_text(n.reason, lang)}" for n in d.not_judged]
     if not d.findings and d.verdict.kind == "cant_judge":
         body = body[1:]  # the verdict says "can't judge" and why; "no findings" would read as a clean bill
     return "\n".join([head, f"{label('verdict', lang)}{label('sep', lang)}{d.verdict.text}", *body])
@@ -101,11 +101,6 @@ def worst(d: Diagnosis) -> int:
 def run_status(run: Any) -> dict[str, Any]:
     """The run's status (running, finished, failed, stopped, stale, unknown) and why it failed or stopped."""
     return {"status": getattr(run, "status", "unknown"), "status_reason": getattr(getattr(run, "meta", None), "error", None)}
-
-
-def reader_notes(run: Any) -> list[str]:
-    """What the reader skipped, repaired or assumed (restarts, launches split, steps assumed, not measured)."""
-    return [str(p) for p in getattr(run, "problems", [])] + list(getattr(getattr(run, "meta", None), "notes", []))
 
 
 def user_map(pairs: list[str], runs: list[str] = ()) -> None:
@@ -166,9 +161,10 @@ def _main(argv: list[str] | None) -> int:
             problems = getattr(runs[name], "problems", [])
             print(format_text(name, d, args.verbose, args.lang))
             if (st := run_status(runs[name]))["status"] in ("stopped", "failed"):
-                print(f"status {st['status']} ({st['status_reason']})")
+                print(label("run_status_line", args.lang, status=label(f"status_{st['status']}", args.lang),
+                            reason=i18n.note_text(str(st["status_reason"]), args.lang)))
             for p in problems:
-                print(f"  {label('note', args.lang)}{label('sep', args.lang)}{p}")
+                print(f"  {label('note', args.lang)}{label('sep', args.lang)}{i18n.note_text(str(p), args.lang)}")
     if unreadable:
         print(f"grpo-diagnose: {len(unreadable)} of {len(args.runs)} target(s) could not be read: "
               f"{', '.join(unreadable)}", file=sys.stderr)

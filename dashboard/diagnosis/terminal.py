@@ -3,6 +3,8 @@ arrive. Below both CLIs (cli.py, guard/watch_cli.py), so neither imports the oth
 
 from __future__ import annotations
 
+from typing import Any
+
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.findings import Finding
 from dashboard.diagnosis.i18n import label
@@ -36,3 +38,8 @@ def confidence_text(f: Finding, lang: str = "en") -> str:
     sure += label("in_parens", lang, v=label("basis_" + f.basis, lang, n=f.basis_n)) if f.basis else ""
     return f"{label('onset', lang, s=f.onset)}{label('list_sep', lang)}{sure}" if f.onset is not None else sure
 
+
+def reader_notes(run: Any) -> list[str]:
+    """What the reader skipped, repaired or assumed (restarts, launches split, steps assumed, not measured), in
+    English: the problems (file: message) and the run's notes."""
+    return [str(p) for p in getattr(run, "problems", [])] + list(getattr(getattr(run, "meta", None), "notes", []))

@@ -92,6 +92,23 @@ def has_reason_text(english: str, lang: str) -> bool:
 
 
 @cache
+def _note_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
+    return tuple((re.compile(p, re.DOTALL), t) for p, t in getattr(_catalog(lang), "NOTES", ()))
+
+
+def note_text(english: str, lang: str) -> str:
+    """What a reader skipped, repaired or assumed (a Problem as "file: message", or a run's note), in `lang` by
+    the catalog's patterns (files, keys and numbers carried over); English when none matches (has_note_text)."""
+    if _catalog(lang) is None:
+        return english
+    return _by_pattern(english, _note_patterns(lang), lang) or english
+
+
+def has_note_text(english: str, lang: str) -> bool:
+    return _catalog(lang) is None or any(p.fullmatch(english) for p, _ in _note_patterns(lang))
+
+
+@cache
 def _path_patterns(lang: str) -> tuple[tuple[re.Pattern, str], ...]:
     return tuple((re.compile(p, re.DOTALL), t) for p, t in getattr(_catalog(lang), "PATHS", ()))
 

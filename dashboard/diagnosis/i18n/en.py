@@ -71,6 +71,9 @@ LABELS: dict[str, str] = {
     "sum_reward_std": "reward std",
     "sum_pass_frac": "pass fraction",
     "report_title": "grposcope diagnosis",
+    "reader_notes": "Reading this run: {n} note(s) on what the reader skipped, repaired or assumed",
+    "more_notes": "… and {n} more (grpo-diagnose prints them all)",
+    "report_logged": "What the run has logged so far",
     "report_head": "source {source} · {status} · {steps} logged steps (last {last})",
     "report_examples": "Examples from the samples (model output, as plain text)",
     "report_charts": ("No charts here (GitHub draws no scripts and keeps no files beside a pasted report): each "
@@ -99,6 +102,7 @@ LABELS: dict[str, str] = {
     "run": "Run",
     "open_runs": "Open runs",
     "runs_to_compare": "Runs to compare",
+    "run_status_line": "status {status} ({reason})",
     "status_running": "running",
     "status_finished": "finished",
     "status_failed": "failed",

@@ -274,6 +274,9 @@ LABELS: dict[str, str] = {
     "sum_reward_mean": "reward 均值",
     "sum_reward_std": "reward std",
     "sum_pass_frac": "答对比例",
+    "reader_notes": "读取这次训练：{n} 条说明，记下读取时跳过、修复或假定的内容",
+    "more_notes": "…… 另有 {n} 条（grpo-diagnose 会全部列出）",
+    "report_logged": "这次训练目前记录的指标",
     "report_title": "grposcope 诊断",
     "report_head": "来源 {source} · {status} · 记录了 {steps} 步（最后一步 {last}）",
     "report_examples": "样本中的例子（模型输出，按纯文本）",
@@ -302,6 +305,7 @@ LABELS: dict[str, str] = {
     "run": "训练",
     "open_runs": "打开训练",
     "runs_to_compare": "要对比的训练",
+    "run_status_line": "状态：{status}（{reason}）",
     "status_running": "运行中",
     "status_finished": "已完成",
     "status_failed": "失败",
@@ -941,4 +945,35 @@ PATHS: tuple[tuple[str, str], ...] = (
      "{link} 是符号链接的循环，没有打开；这个训练没有读取"),
     (r"run (?P<key>'.*') refused: (?P<link>.+) is a loop of symbolic links: not opened",
      "训练 {key} 已拒绝：{link} 是符号链接的循环，没有打开"),
+)
+
+# What a reader skipped, repaired or assumed (collectors: Problem "file: message", the run's notes), as the CLI,
+# the reports and the pages print them; file names, keys and numbers carried over.
+NOTES: tuple[tuple[str, str], ...] = (
+    (r"(?P<f>.+?): step (?P<s>\S+): non-numeric (?P<c>.+); left null", "{f}：第 {s} 步的 {c} 不是数值；留空"),
+    (r"(?P<f>.+?): not found; the run's GRPOConfig is unknown", "{f}：未找到；这次训练的 GRPOConfig 未知"),
+    (r"(?P<f>.+?): step taken from the progress bar's (?P<n>\S+) counter at each printed dict",
+     "{f}：step 取自每个打印出的 dict 处进度条的 {n} 计数"),
+    (r"(?P<f>.+?): step taken from the `(?P<c>.+)` counter", "{f}：step 取自 `{c}` 计数"),
+    (r"(?P<f>.+?): step taken from the `(?P<c>.+)` value", "{f}：step 取自 `{c}` 的值"),
+    ((r"(?P<f>.+?): the same value on every row, kept as measured \(a fixed learning rate, a clip fraction never "
+      r"hit\): (?P<v>.+) and (?P<n>\d+) more"),
+     "{f}：每一行都是同一个值，按测量值保留（如固定的学习率、从未触发的 clip fraction）：{v}，另有 {n} 个"),
+    ((r"(?P<f>.+?): the same value on every row, kept as measured \(a fixed learning rate, a clip fraction never "
+      r"hit\): (?P<v>.+)"), "{f}：每一行都是同一个值，按测量值保留（如固定的学习率、从未触发的 clip fraction）：{v}"),
+    ((r"(?P<f>.+?): (?P<k>.+): the same metric \((?P<m>\S+)\) under (?P<n>\d+) names; one column, the first given "
+      r"in a row kept"), "{f}：{k}：同一个指标（{m}）有 {n} 个名字；合为一列，每行保留最先给出的那个"),
+    (r"(?P<f>.+?): (?P<n>\d+) step\(s\) logged more than once \((?P<s>.+)\); the last write is kept",
+     "{f}：{n} 个 step 被记录了不止一次（{s}）；保留最后一次写入"),
+    (r"(?P<f>.+?): text, not metrics: (?P<c>.+); left out", "{f}：是文本而不是指标：{c}；未纳入"),
+    (r"(?P<f>.+?): (?P<c>.+): (?P<v>\S+) on every row, so not measured; left out of the metrics",
+     "{f}：{c} 每一行都是 {v}，即没有测量；不计入指标"),
+    ((r"(?P<f>.+?): holds no logged step \(a launch that stopped before its first log, or only its config\); not a "
+      r"run of its own"), "{f}：没有任何记录的 step（在第一次记录前就停止的启动，或只有配置）；不单独算作一次训练"),
+    (r"(?P<f>.+?): holds no history records; metrics read from (?P<p>\S+) \(verl console log\)",
+     "{f}：没有 history 记录；指标改从 {p} 读取（verl 控制台日志）"),
+    ((r"one of (?P<n>\d+) separate launches in (?P<d>\S+) \(its files: (?P<files>.+)\); the others are runs of "
+      r"their own"), "{d} 中 {n} 次独立启动之一（它的文件：{files}）；其余各自算作一次训练"),
+    (r"imported from (?P<src>.+) \((?P<s>\S+)\)", "从 {src} 导入（{s}）"),
+    (r"interrupted", "被中断"),
 )
