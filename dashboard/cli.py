@@ -24,6 +24,7 @@ from pathlib import Path
 
 from collectors.version import version_flag
 from dashboard.paths import ROOTS_ENV, SOURCE_ENV, STALE_ENV, default_roots
+from dashboard.relay import relay_output
 
 APP = Path(__file__).resolve().parent / "app.py"
 SERVER = APP.parent / "server.py"  # the app behind dashboard.origin_guard: only the server's own page reaches it
@@ -148,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"grpo-dash: http://{host}:{args.port}  (roots: {env[ROOTS_ENV].replace(os.pathsep, ', ')})", flush=True)
     sys.stdout.flush()
     cmd = streamlit_command(args)
+    relay_output()  # piped output that its reader left must not stop the server from stopping (relay.py)
     os.execve(cmd[0], cmd, env)  # streamlit replaces this process: Ctrl-C and SIGTERM reach it directly
 
 
