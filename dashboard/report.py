@@ -22,7 +22,7 @@ import pandas as pd
 from dashboard import charts
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.i18n import label
-from dashboard.diagnosis.terminal import reader_notes
+from dashboard.diagnosis.terminal import example_value, reader_notes
 from dashboard.text import SEVERITY_ICONS
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -140,7 +140,7 @@ def _md_run(item: Item, lang: str) -> list[str]:
         out += [f"{n}. **{md(c.what)}**{sep}{md(c.how)}" for n, c in enumerate(f.checks, start=1)]
         if f.examples:
             out += ["", f"**{md(label('report_examples', lang))}**", "",
-                    _md_code("\n".join(", ".join(f"{k}={v!r}" for k, v in ex.items())
+                    _md_code("\n".join(", ".join(f"{k}={example_value(k, v, lang)!r}" for k, v in ex.items())
                                        for ex in f.examples[:MAX_EXAMPLES]))]
         out.append("")
     if d.config_answers:
@@ -235,7 +235,7 @@ def _html_run(item: Item, lang: str, n: int) -> list[str]:
         out += [f"<li><b>{_h(c.what)}</b>{sep}{_h(c.how)}</li>" for c in f.checks]
         out.append("</ol>")
         if f.examples:
-            text = "\n".join(", ".join(f"{k}={v!r}" for k, v in ex.items()) for ex in f.examples[:MAX_EXAMPLES])
+            text = "\n".join(", ".join(f"{k}={example_value(k, v, lang)!r}" for k, v in ex.items()) for ex in f.examples[:MAX_EXAMPLES])
             out.append(f"<p><b>{_h(label('report_examples', lang))}</b></p><pre>{_h(text)}</pre>")
         out.append("</div>")
     if d.config_answers:

@@ -25,7 +25,7 @@ def format_finding(f: Finding, lang: str = "en") -> str:
     lines.append(f"    {label('check_first', lang)}{sep.rstrip()}")
     lines += [f"      {i}. {c.what}{sep}{c.how}" for i, c in enumerate(f.checks, start=1)]
     for ex in f.examples[:3]:
-        text = ", ".join(f"{k}={v!r}" for k, v in ex.items())
+        text = ", ".join(f"{k}={example_value(k, v, lang)!r}" for k, v in ex.items())
         lines.append(f"    {label('example', lang)}{sep}{text}")
     return "\n".join(lines)
 
@@ -43,3 +43,8 @@ def reader_notes(run: Any) -> list[str]:
     """What the reader skipped, repaired or assumed (restarts, launches split, steps assumed, not measured), in
     English: the problems (file: message) and the run's notes."""
     return [str(p) for p in getattr(run, "problems", [])] + list(getattr(getattr(run, "meta", None), "notes", []))
+
+
+def example_value(key: str, value: Any, lang: str) -> Any:
+    """An example's field as shown: the rule's own `why` in `lang`; model output and data as they are."""
+    return i18n.evidence_text(value, lang) if key == "why" and isinstance(value, str) else value

@@ -629,6 +629,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"entropy fell from (?P<a>\S+) to below half of it in (?P<n>\S+) steps \((?P<how_s>steps? \S+)\), and to "
       r"(?P<b>\S+) \((?P<p>\S+)% of its early level\) by step (?P<s>\S+)"),
      "entropy 在 {n} 步内（{how_s}）从 {a} 降到不足一半，到第 {s} 步降到 {b}（早期水平的 {p}%）"),
+    # why a reward-0 response is cited (rules/samples.py, an example's `why`)
+    (r"the prompt's arithmetic gives (?P<v>.+), which the response answers", "按 prompt 的算式答案是 {v}，回答给的正是它"),
+    (r"the same answer to this prompt scored > 0 elsewhere", "同一 prompt 的同一答案在别处得分 > 0"),
     # a step range inside a line (build.steps_text), through a `how` group
     (r"steps (?P<a>[^-\s]+)-(?P<b>[^-\s]+)", "第 {a}-{b} 步"),
     (r"step (?P<a>\S+)", "第 {a} 步"),
