@@ -69,8 +69,8 @@ def scaled_range(values: np.ndarray, columns: tuple[str, ...] = (),
     scales = [SCALES[c] for c in columns if c in SCALES]
     if not len(v) and not scales:
         return None
-    lo = min([float(v.min())] * bool(len(v)) + [s.lo for s in scales])
-    hi = max([float(v.max())] * bool(len(v)) + [s.hi for s in scales])
+    lo = min(([float(v.min())] if len(v) else []) + [s.lo for s in scales])
+    hi = max(([float(v.max())] if len(v) else []) + [s.hi for s in scales])
     if hi - lo <= max(abs(hi), abs(lo)) * 1e-9:  # a constant with no scale: in the middle of an axis from 0
         # (a constant 0 on 0..1: a fraction or a norm stuck at 0 drew negative ticks on -1..1)
         return (0.0, 2 * hi) if hi > 0 else (2 * lo, 0.0) if lo < 0 else (0.0, 1.0)

@@ -12,11 +12,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
-from zh_words import english_left  # noqa: E402
+from zh_words import english_left
 
-from collectors import open_run  # noqa: E402
-from dashboard import report  # noqa: E402
-from dashboard.diagnosis import cli, diagnose, i18n  # noqa: E402
+from collectors import open_run
+from dashboard import report
+from dashboard.diagnosis import cli, diagnose, i18n
 
 REAL = REPO.parent / "shared" / "fixtures" / "real-runs"
 # Names the lines may keep: frameworks and tools (proper names), the keys and columns the logs name, rule ids
