@@ -13,6 +13,8 @@ import math
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from collectors.meta import RUN_JSON, RunError
 from collectors.readers.synonyms import add_map_option, parse_args_with_map, parse_map, set_user_map
 from collectors.sources import SOURCES, _load_readers, open_run, split_launch
@@ -79,8 +81,19 @@ def convert(args: argparse.Namespace) -> tuple[Path, int, list[str]]:
         writer.close("failed", error="import interrupted")
         raise
     status = run.meta.status if run.meta.status in ("finished", "failed", "stopped") else "unknown"
-    writer.close(status, error=run.meta.error if status != "finished" else None)
+    # the run's own end, not the import's: the Runs table's "last update" of a run published months ago
+    ended = next((t for t in (run.meta.end_time, _last_wall_time(metrics)) if t is not None), None)
+    writer.close(status, error=run.meta.error if status != "finished" else None, ended_at=ended)
     return to, len(metrics), warnings
+
+
+def _last_wall_time(metrics) -> float | None:
+    """The last time the source logged (unix s), None when it logged no times."""
+    if "wall_time" not in metrics:
+        return None
+    t = pd.to_numeric(metrics["wall_time"], errors="coerce")
+    t = t[t > 0]
+    return float(t.max()) if len(t) else None
 
 
 def main(argv: list[str] | None = None) -> int:

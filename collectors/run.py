@@ -222,9 +222,21 @@ class Run:
 
     @property
     def last_update(self) -> float | None:
-        """When the run last wrote (unix s): its heartbeat, or for sources without one (foreign logs)
-        the newest modification time of its files, two folder levels deep."""
+        """When the run last wrote (unix s): while it runs, its heartbeat; once it has ended (or its state is
+        unknown), the last wall time it logged, when it logged one: an imported run's heartbeat is the import's
+        time, and a published log's files are as new as the clone ("14 min ago" for a run of months ago). Else
+        its heartbeat, or for sources without one the newest modification time of its files (last_update_of)."""
+        if self.meta.status != "running" and (own := self._last_wall_time()) is not None:
+            return own
         return last_update_of(self.meta, self.path)
+
+    def _last_wall_time(self) -> float | None:
+        frame = self.metrics
+        if "wall_time" not in frame:
+            return None
+        t = pd.to_numeric(frame["wall_time"], errors="coerce").to_numpy(dtype="float64")
+        t = t[np.isfinite(t) & (t > 0)]
+        return float(t.max()) if len(t) else None
 
     @property
     def last_step(self) -> int | None:

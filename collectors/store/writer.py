@@ -225,9 +225,10 @@ class RunWriter:
         with self._lock:
             self._flush_locked()
 
-    def close(self, status: str = "finished", error: str | None = None) -> None:
+    def close(self, status: str = "finished", error: str | None = None, ended_at: float | None = None) -> None:
         """Flush, then record the end in run.json. When the flush fails (a full disk) the run is recorded
-        `failed` with that error; when even run.json cannot be written, RunError says so in one line."""
+        `failed` with that error; when even run.json cannot be written, RunError says so in one line.
+        ended_at: when the run itself ended (unix s; grpo-import: the source's last logged time), else now."""
         with self._lock:
             if self._closed:
                 return
@@ -236,7 +237,8 @@ class RunWriter:
                 self._flush_locked()
             except RunError as e:
                 status, error = "failed", "; ".join(x for x in (error, str(e)) if x)
-            self.meta.status, self.meta.error, self.meta.end_time = status, error, time.time()
+            self.meta.status, self.meta.error = status, error
+            self.meta.end_time = ended_at if ended_at is not None else time.time()
             self.meta.heartbeat, self.meta.phase = self.meta.end_time, None
             try:
                 write_meta(self.path, self.meta)
