@@ -32,7 +32,10 @@ def with_group_stats(samples: pd.DataFrame) -> pd.DataFrame:
         return s.assign(group_reward_std=pd.Series(dtype=float), group_pass_frac=pd.Series(dtype=float),
                         group_size=pd.Series(dtype="int64"))
     g = s.groupby(list(GROUP_KEYS), sort=False)
-    s["group_reward_std"] = g["reward"].transform(lambda r: float(np.nanstd(r.to_numpy(dtype=float))))
+    # the sample std (n - 1), as the advantage beside it divides by (grpo_core's default, TRL's torch.std): the
+    # population std printed 0.433 beside advantages worked with 0.5; a group of one response has no spread: 0
+    s["group_reward_std"] = g["reward"].transform(lambda r: float(np.nanstd(r.to_numpy(dtype=float), ddof=1))
+                                                  if r.notna().sum() > 1 else 0.0)
     s["group_size"] = g["reward"].transform("size")
     if "passed" in s and s["passed"].notna().any():
         s["group_pass_frac"] = g["passed"].transform(lambda p: float(p.fillna(False).astype(bool).mean()))

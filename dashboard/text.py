@@ -106,7 +106,9 @@ def health_label(health, status: str = "", lang: str = "en") -> str:
                                                            ("warning", health.warning)) if n)
     if health.verdict == "healthy":  # "failed, no finding in the metrics" only where there is none
         failed = "health_failed_with" if counts else "health_failed"
-        head = label({"failed": failed, "stopped": "health_stopped"}.get(status, "health_ok"), lang)
+        # "ok: 2 warning(s)" read as a contradiction: a healthy run with warnings says they are to read
+        ok = "health_ok_with" if counts else "health_ok"
+        head = label({"failed": failed, "stopped": "health_stopped"}.get(status, ok), lang)
     else:
         icon = "❔" if health.verdict == "cant_judge" else "🔴" if health.critical else "🟠"
         head = f"{icon} {label('health_' + health.verdict, lang)}"

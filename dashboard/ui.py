@@ -187,7 +187,8 @@ def run_header(key: str, snap) -> None:
         st.code(reason, language="text", wrap_lines=True)
     if run.problems:
         with st.expander(t("read_problems", n=len(run.problems))):
-            st.code("\n".join(str(p) for p in run.problems), language="text", wrap_lines=True)  # long notes wrap
+            st.code("\n".join(i18n.note_text(str(p), lang()) for p in run.problems), language="text",
+                    wrap_lines=True)  # long notes wrap
 
 
 PAGE_FILES = {"checklist": "views/checklist.py", "samples": "views/samples.py", "config": "views/config.py",

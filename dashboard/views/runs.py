@@ -1,5 +1,6 @@
 """Runs: every run under the roots, with status and a health badge; pick the ones to open."""
 
+import pandas as pd
 import streamlit as st
 
 from collectors.sources import reader_problems
@@ -49,14 +50,16 @@ judged = [data.health(k) if i < MAX_JUDGED else data.Health(None) for i, k in en
 view = shown.assign(health=[health_label(h, s, ui.lang()) for h, s in zip(judged, shown["status"], strict=True)],
                     last_update=[update_cell(u, lang=ui.lang()) for u in shown["last_update"]],
                     status=[status_cell(s, p) for s, p in zip(shown["status"], shown["phase"], strict=True)],
-                    error=[i18n.path_text(e, ui.lang()) if isinstance(e, str) else "" for e in shown["error"]])
+                    error=[i18n.path_text(e, ui.lang()) if isinstance(e, str) else "" for e in shown["error"]],
+                    # a run in its warm start has no step yet: a blank cell, not "None"
+                    last_step=pd.to_numeric(shown["last_step"], errors="coerce").astype("Int64"))
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
-             column_config={"name": t("col_name"), "source": t("col_source"), "status": t("col_status"),
+             column_config={"name": t("col_name"), "source": t("col_source"), "status": st.column_config.TextColumn(t("col_status"), width="large"),
                             "last_step": st.column_config.NumberColumn(t("col_last_step"), format="%d"),
                             "last_update": st.column_config.TextColumn(t("col_last_update")),
                             "health": t("col_health"), "error": t("col_error"),
-                            "key": st.column_config.TextColumn(t("col_key"))})
+                            "key": st.column_config.TextColumn(t("col_key"), width="large")})
 
 picked = ui.pick_runs(t("open_runs"), multi=True, min_runs=1)
 if picked:

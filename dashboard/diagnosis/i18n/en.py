@@ -124,7 +124,7 @@ LABELS: dict[str, str] = {
     "cannot_open": "Cannot open run {key}: {error}",
     "run_caption": "{key} · source {source} · {status} · last step {last} · updated {ago}",
     "stopped_by_guard": "stopped by the guard",
-    "read_problems": "{n} problem(s) reading this run",
+    "read_problems": "{n} note(s) from reading this run (what the reader skipped, repaired or assumed)",
     "roots": "Roots: ",
     "no_runs_yet": "No runs found yet. Start one with `grpo-train --out runs/NAME`, or launch with a folder of runs.",
     "filter_name": "Filter by name",
@@ -206,6 +206,7 @@ LABELS: dict[str, str] = {
     "guard_line_step": "step {step}",
     # the Runs table's health cell (dashboard.text.health_label): the verdict, then the finding counts
     "health_ok": "✅ ok",
+    "health_ok_with": "🟡 healthy, to read",
     "health_failed": "❌ failed, no finding in the metrics",
     "health_failed_with": "❌ failed",
     "health_stopped": "🛑 stopped by the guard",

@@ -327,7 +327,7 @@ LABELS: dict[str, str] = {
     "cannot_open": "无法打开训练 {key}：{error}",
     "run_caption": "{key} · 来源 {source} · {status} · 最后一步 {last} · 更新于 {ago}",
     "stopped_by_guard": "被 guard 停止",
-    "read_problems": "读取这次训练时遇到 {n} 个问题",
+    "read_problems": "读取这次训练时的 {n} 条说明（读取时跳过、修复或假定的内容）",
     "roots": "根目录：",
     "no_runs_yet": "还没有找到训练。用 `grpo-train --out runs/NAME` 开始一次，或用一个训练目录启动看板。",
     "filter_name": "按名称筛选",
@@ -408,6 +408,7 @@ LABELS: dict[str, str] = {
     "guard_line_step": "第 {step} 步",
     # Runs 表的健康一栏（dashboard.text.health_label）：结论，再加发现的数目
     "health_ok": "✅ 健康",
+    "health_ok_with": "🟡 健康，值得一读",
     "health_failed": "❌ 失败，指标中没有发现",
     "health_failed_with": "❌ 失败",
     "health_stopped": "🛑 被 guard 停止",
