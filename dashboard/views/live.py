@@ -3,12 +3,15 @@ how long ago it last updated, a pause switch, and findings as they appear. The r
 fragment; when a run's status changes (it stops, finishes, goes stale) or a run appears, the fragment reruns
 the whole page so the picker's labels follow, keeping the selection (it lives in the session and the URL)."""
 
+import time
+
 import streamlit as st
 
 from collectors.sources import missing_hint
 from dashboard import charts, coverage, ui
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.guard.guard import read_findings
+from dashboard.pace import refresh_interval
 from dashboard.text import SEVERITY_ICONS, STATUS_ICONS, ago, escape_md, guard_event_line
 
 t = ui.t
@@ -25,8 +28,25 @@ paused = c1.toggle(t("pause"), value=False)
 every = c2.select_slider(t("refresh_every"), [1, 2, 5, 10, 30], value=2)
 
 
-@st.fragment(run_every=None if paused else every)
+TOOK = f"live_took_{key}"  # seconds the last refresh of this run took, in this session
+interval = refresh_interval(every, st.session_state.get(TOOK))
+if not paused and interval > every:
+    c2.caption(t("refresh_backoff", n=interval, took=f"{st.session_state[TOOK]:.1f}"))
+
+
+@st.fragment(run_every=None if paused else interval)
 def live_view() -> None:
+    start = time.monotonic()
+    live_body()
+    st.session_state[TOOK] = took = time.monotonic() - start
+    wanted = refresh_interval(every, took)
+    if not paused and (wanted > interval or (wanted < interval and 2 * wanted <= interval)):
+        # the whole page: the fragment's interval is set where it is declared; back off at once, return only when
+        # refreshes have become twice as fast, so a refresh time that wobbles does not rerun the page each time
+        st.rerun()
+
+
+def live_body() -> None:
     if ui.picker_labels() != labelled:
         st.rerun()  # the whole page, not a reload: the picker outside this fragment is drawn anew
     snap = ui.open_snapshot(key, path)

@@ -18,7 +18,8 @@ ui.resolve_selected()  # shows a refusal for a run in the URL that lies outside 
 for problem in reader_problems():  # e.g. an optional dependency missing: its source's runs are not listed
     st.warning(escape_md(problem))
 
-table = data.all_runs()
+with st.spinner(t("loading_runs")):  # the first visit reads every run under the roots: say so, not a grey box
+    table = data.all_runs()
 if not len(table):
     st.info(t("no_runs_yet"))
     st.stop()
@@ -46,7 +47,8 @@ def status_cell(status: str, phase) -> str:
 
 
 # the diagnosis' verdict, each run opened through its key as a URL would be (a refused one is never read)
-judged = [data.health(k) if i < MAX_JUDGED else data.Health(None) for i, k in enumerate(shown["key"])]
+with st.spinner(t("loading_health", n=min(len(shown), MAX_JUDGED))):
+    judged = [data.health(k) if i < MAX_JUDGED else data.Health(None) for i, k in enumerate(shown["key"])]
 view = shown.assign(health=[health_label(h, s, ui.lang()) for h, s in zip(judged, shown["status"], strict=True)],
                     last_update=[update_cell(u, lang=ui.lang()) for u in shown["last_update"]],
                     status=[status_cell(s, p) for s, p in zip(shown["status"], shown["phase"], strict=True)],
