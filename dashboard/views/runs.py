@@ -57,11 +57,11 @@ view = shown.assign(health=[health_label(h, s, ui.lang()) for h, s in zip(judged
                     last_step=pd.to_numeric(shown["last_step"], errors="coerce").astype("Int64"))
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
-             column_config={"name": t("col_name"), "source": t("col_source"), "status": st.column_config.TextColumn(t("col_status"), width="large"),
+             column_config={"name": t("col_name"), "source": t("col_source"), "status": st.column_config.TextColumn(t("col_status"), width="medium"),
                             "last_step": st.column_config.NumberColumn(t("col_last_step"), format="%d"),
                             "last_update": st.column_config.TextColumn(t("col_last_update")),
                             "health": t("col_health"), "error": t("col_error"),
-                            "key": st.column_config.TextColumn(t("col_key"), width="large")})
+                            "key": st.column_config.TextColumn(t("col_key"), width="medium")})
 
 picked = ui.pick_runs(t("open_runs"), multi=True, min_runs=1)
 if picked:
