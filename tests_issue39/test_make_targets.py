@@ -31,5 +31,6 @@ def test_the_target_without_the_browser_runs_pytest_and_installs_nothing():
 def test_ci_requires_the_browser_whatever_the_target_says(env, required):
     code = "import sys; sys.path.insert(0, 'tests'); import browser_fixtures as b; print(b.REQUIRED)"
     clean = {k: v for k, v in os.environ.items() if k not in ("CI", "GRPOSCOPE_REQUIRE_BROWSER")}
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**clean, **env}, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**clean, **env}, capture_output=True,
+                         text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == str(required), out.stderr[-500:]
