@@ -54,7 +54,7 @@ view = shown.assign(health=[health_label(h, s, ui.lang()) for h, s in zip(judged
                     status=[status_cell(s, p) for s, p in zip(shown["status"], shown["phase"], strict=True)],
                     error=[i18n.path_text(e, ui.lang()) if isinstance(e, str) else "" for e in shown["error"]],
                     # a run in its warm start has no step yet: a blank cell, not "None"
-                    last_step=pd.to_numeric(shown["last_step"], errors="coerce").astype("Int64"))
+                    last_step=pd.to_numeric(shown["last_step"], errors="coerce").astype("float64"))
 st.dataframe(view[["name", "source", "status", "last_step", "last_update", "health", "key", "error"]],
              hide_index=True, width="stretch",
              column_config={"name": t("col_name"), "source": t("col_source"), "status": st.column_config.TextColumn(t("col_status"), width="medium"),

@@ -564,11 +564,11 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"(?P<k>\S+) = (?P<t>\S+): log-probs of logits / T make a KL about (?P<x>\S+)x what the same change shows "
       r"at T = 1; the KL bars are scaled by it"),
      "{k} = {t}：log-prob 是按 logits / T 算的，同样的变化在这里的 KL 约是 T = 1 时的 {x} 倍；KL 的阈值按此放大"),
-    (r"(?P<m>\S+) jumps to (?P<v>\S+) at (?P<how_s>steps? \S+) \(median before: (?P<p>\S+)\); (?P<how>.+)",
+    (r"(?P<m>\S+) jumps to (?P<v>\S+) at (?P<how_s>(?:steps? )?\S+) \(median before: (?P<p>\S+)\); (?P<how>.+)",
      "{m} 在{how_s}跳到 {v}（之前的中位数：{p}）；{how}"),
     (r"it comes back: its median over the next (?P<n>\S+) logged points falls back near the level before",
      "又回落了：其后 {n} 个记录点的中位数回到跳升之前的水平附近"),
-    (r"(?P<m>\S+) jumps to (?P<v>\S+) at (?P<how_s>steps? \S+) \(median before: (?P<p>\S+)\)",
+    (r"(?P<m>\S+) jumps to (?P<v>\S+) at (?P<how_s>(?:steps? )?\S+) \(median before: (?P<p>\S+)\)",
      "{m} 在{how_s}跳到 {v}（之前的中位数：{p}）"),
     ((r"KL to the reference is already (?P<v>\S+) nats per token at step (?P<s>\S+), the first logged row: (?P<k>\S+) "
       r"updates do not move a policy that far from where it started"),
@@ -617,7 +617,7 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"mean completion length grew from (?P<a>\S+) to (?P<b>\S+) tokens \(Mann-Kendall tau (?P<t>\S+), "
      r"p = (?P<p>\S+)\)"), "completion 平均长度从 {a} 增长到 {b} 个 token（Mann-Kendall tau {t}，p = {p}）"),
     (r"no completion ended on (?P<n>\S+) logged steps \((?P<m>\S+) = 0\)", "有 {n} 个记录的步没有任何 completion 正常结束（{m} = 0）"),
-    (r"on (?P<a>\S+) of (?P<b>\S+) logged steps \((?P<how_s>steps? \S+)\) completions sit at or are cut by the cap",
+    (r"on (?P<a>\S+) of (?P<b>\S+) logged steps \((?P<how_s>(?:steps? )?\S+)\) completions sit at or are cut by the cap",
      "{b} 个记录的步中有 {a} 个（{how_s}）completion 顶在上限或被截断"),
     (r"truncated responses rose from (?P<a>\S+) to (?P<b>\S+)", "被截断的回答比例从 {a} 升到 {b}"),
     # policy.py
@@ -630,7 +630,7 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"entropy (?P<a>\S+) nats at the first steps and (?P<b>\S+) over the run: the policy is nearly deterministic from "
      r"the start, so a group's responses agree"),
      "entropy 在最初几步为 {a} nats，整个训练为 {b}：policy 从一开始就几乎是确定的，所以同组回答一致"),
-    ((r"entropy fell from (?P<a>\S+) to below half of it in (?P<n>\S+) steps \((?P<how_s>steps? \S+)\), and to "
+    ((r"entropy fell from (?P<a>\S+) to below half of it in (?P<n>\S+) steps \((?P<how_s>(?:steps? )?\S+)\), and to "
       r"(?P<b>\S+) \((?P<p>\S+)% of its early level\) by step (?P<s>\S+)"),
      "entropy 在 {n} 步内（{how_s}）从 {a} 降到不足一半，到第 {s} 步降到 {b}（早期水平的 {p}%）"),
     # why a reward-0 response is cited (rules/samples.py, an example's `why`)
