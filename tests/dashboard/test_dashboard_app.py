@@ -444,8 +444,8 @@ def test_checklist_smoothing_keeps_raw_series_and_findings_are_shaded():
     assert rects(spec), "findings with a step range are shaded"
     # each shaded finding is named in the legend of the chart it shades (a label on the shading overlapped the
     # next one where two ranges start together)
-    named = {(t.get("legend"), t["name"].split(" (")[0]) for t in spec["data"]
-             if t.get("name", "").startswith(("reward_constant", "reward_flat"))}
+    named = {(t.get("legend"), t["name"].split(" · ")[-1].split(" (")[0]) for t in spec["data"]
+             if " · reward_constant (" in t.get("name", "") or " · reward_flat (" in t.get("name", "")}
     assert {("legend2", "reward_constant"), ("legend2", "reward_flat")} <= named
     assert any(sh["type"] == "line" and sh["y0"] == 1 for sh in spec["layout"]["shapes"])  # ratio reference at 1
     at.slider[0].set_value(0.5).run()
@@ -504,7 +504,7 @@ def test_imported_tensorboard_run_on_every_page(tmp_path, monkeypatch):
             ys = next(t["y"] for t in spec["data"] if t.get("name") == "reward mean")
             assert trace_values(ys) == pytest.approx([0.05 * i for i in range(20)])
             # only the reward chart has data: the other seven are named, not drawn empty
-            assert [a["text"] for a in spec["layout"]["annotations"]] == ["Raw reward: mean with std band, and eval reward"]
+            assert [a["text"] for a in spec["layout"]["annotations"]] == ["Raw reward: mean"]  # it logs no std and no eval
             assert escape_md("Not logged by this tensorboard run, so not drawn: zero-variance groups, pass rate, "
                              "completion length, entropy, KL to the reference, clip fraction, first-step ratio.") in shown
         if page == "compare":

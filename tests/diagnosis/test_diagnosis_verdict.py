@@ -45,7 +45,9 @@ def test_a_level_that_explains_a_flat_reward_does_not_name_the_verdict_over_the_
     d = RunData(write(tmp_path, np.where(np.arange(40) % 2 == 0, 0.4, 0.8)))
     # sorted as diagnose sorts them: the critical level first, the reward test's warning after it
     v = verdict(d, [pinned(40), flat(40)])
-    assert v.kind == "not_learning" and v.reason == "Reward does not move (stays near 0.6)"
+    # ...and the critical level, more severe than the warning the kind rests on, is named first (issue 39)
+    assert v.kind == "not_learning"
+    assert v.reason == "Completions are pinned at the length cap; Reward does not move (stays near 0.6)"
     # alone, the level still says "not learning" when the reward does not rise
     assert verdict(d, [pinned(40)]).text == "not learning: Completions are pinned at the length cap"
 
@@ -58,7 +60,9 @@ def test_a_level_never_calls_a_climbing_reward_not_learning(tmp_path):
     v = verdict(d, [pinned(100)])
     # the reason says where the reward went, level to level: the median of points 5-14 (after the 5 warm-up
     # steps) is 0.56 + 0.24 x 9.5 / 99 = 0.583, that of the last 10 is 0.56 + 0.24 x 94.5 / 99 = 0.789
-    assert v.kind == "healthy" and v.reason.startswith("the reward rises: reward 0.583 -> 0.789 over steps 0-99")
+    # each with its window's steps; the critical level leads (issue 39)
+    assert v.kind == "healthy" and v.reason.startswith("Completions are pinned at the length cap; the reward rises: "
+                                                       "reward 0.583 at steps 5-14 -> 0.789 at steps 90-99")
 
 
 
@@ -72,7 +76,7 @@ def test_the_verdict_says_where_a_reward_in_steps_of_one_eighth_went(tmp_path):
     r = np.r_[[0.375] * 5, head, middle, tail]
     assert len(r) == 100 and np.median(head) == np.median(tail) == 0.5
     v = verdict(RunData(write(tmp_path, r)), [])
-    assert "reward 0.458 -> 0.542 over steps 0-99" in v.reason, v.reason
+    assert "reward 0.458 at steps 5-14 -> 0.542 at steps 90-99" in v.reason, v.reason
 
 
 def test_pinned_completions_with_a_flat_noisy_reward_are_a_warning_and_the_verdict_names_the_reward(tmp_path):

@@ -90,6 +90,9 @@ def test_every_check_has_both_languages():
     assert not set(zh.CHECKS) - set(checks), "zh.CHECKS holds checks no rule writes any more"
 
 
+LABEL_KINDS = ("healthy", "not_learning", "unstable", "cant_judge")
+
+
 def verdict_reasons_in_source() -> list[str]:
     """Every reason a `Verdict(kind, reason)` in verdict.py can give, except a finding's title (f.title)."""
     tree = ast.parse((DIAGNOSIS / "verdict.py").read_text())
@@ -102,6 +105,11 @@ def verdict_reasons_in_source() -> list[str]:
         for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
             if getattr(call.func, "id", None) == "Verdict" and len(call.args) == 2:
                 out += texts(call.args[1], assigned)
+        # _kind returns (kind, reason, finding): the reason is the tuple's second item when the first is a kind
+        for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)):
+            kind = ret.value.elts[0]
+            if isinstance(kind, ast.Constant) and kind.value in LABEL_KINDS and len(ret.value.elts) == 3:
+                out += texts(ret.value.elts[1], assigned)
     return out
 
 
@@ -112,9 +120,11 @@ def test_the_verdict_in_both_languages():
     reasons = verdict_reasons_in_source()
     assert len(reasons) >= 4  # the scan does see them
     assert not [r for r in reasons if not i18n.has_verdict_reason(r, "zh")], reasons
-    v = i18n.localise_verdict(verdict.Verdict("healthy", "the reward rises: reward 0.28 -> 0.43 over steps 0-199 "
-                                              "(Mann-Kendall p = 4e-27); 2 warning(s) to read"), "zh")
-    assert v.text == "健康：reward 在上升：第 0-199 步 reward 从 0.28 到 0.43（Mann-Kendall p = 4e-27）；另有 2 条警告值得一读"
+    v = i18n.localise_verdict(verdict.Verdict("healthy", "the reward rises: reward 0.28 at steps 5-24 -> 0.43 at "
+                                              "steps 180-199 (trimmed window means; Mann-Kendall p = 4e-27); 2 "
+                                              "warning(s) to read"), "zh")
+    assert v.text == ("健康：reward 在上升：reward 从第 5-24 步的 0.28 到第 180-199 步的 0.43（各为窗口的截尾均值；"
+                      "Mann-Kendall p = 4e-27）；另有 2 条警告值得一读")
     assert v.kind == "healthy"
 
 
