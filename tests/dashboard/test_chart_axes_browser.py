@@ -5,16 +5,13 @@ series the run logs; findings shaded on one panel in colours of their own."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-from browser_fixtures import browser, dash_server, page, screenshot, wait_rendered  # noqa: F401
+from helpers.browser_fixtures import browser, dash_server, page, screenshot, wait_rendered  # noqa: F401
+from helpers.paths import REPO
 from test_dashboard_charts_browser import charts_of, number
 
 from collectors import RunWriter
@@ -50,7 +47,7 @@ def axis_ticks(c: dict, axis: str) -> tuple[list[float], list[str]]:
     return sorted(number(t) for t in texts), texts
 
 
-def test_float_noise_is_no_spike_and_ticks_are_numbers_a_person_writes(noisy_server, noisy_root, page):  # noqa: F811 - the fixture by name
+def test_float_noise_is_no_spike_and_ticks_are_numbers_a_person_writes(noisy_server, noisy_root, page):
     page.goto(f"{noisy_server}/checklist?run={noisy_root.name}/noisy")
     wait_rendered(page, "Checklist")
     (c,) = charts_of(page)
@@ -70,7 +67,7 @@ def test_float_noise_is_no_spike_and_ticks_are_numbers_a_person_writes(noisy_ser
     assert clip[-1] >= 0.15, clip_texts  # a clip fraction of 0.001 on 0 .. 0.2
 
 
-def test_titles_name_only_the_series_the_run_logs(noisy_server, noisy_root, page):  # noqa: F811 - the fixture by name
+def test_titles_name_only_the_series_the_run_logs(noisy_server, noisy_root, page):
     page.goto(f"{noisy_server}/checklist?run={noisy_root.name}/noisy")
     wait_rendered(page, "Checklist")
     (c,) = charts_of(page)

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import io
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests"))
-from zh_words import english_left
+from helpers.paths import REAL_RUNS, REPO
+from helpers.zh_words import english_left
 
 from collectors import open_run
 from dashboard import report
 from dashboard.diagnosis import cli, diagnose, i18n
 
-REAL = REPO.parent / "shared" / "fixtures" / "real-runs"
 # Names the lines may keep: frameworks and tools (proper names), the keys and columns the logs name, rule ids
 NAMES = {"NeMo-RL", "slime", "AReaL", "prime-rl", "ms-swift", "GRPOConfig", "dict", "gae", "truncation", "True",
          "difficulty", "normalization", "temperature", "logits", "current", "padding", "positive", "log", "none",
@@ -49,18 +45,18 @@ def test_zh_cli_prints_no_english_sentence_on_the_sample_runs(target):
     assert not english_lines(text, {Path(target).name}), english_lines(text, set())[:5]
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="real runs not here")
+@pytest.mark.skipif(not REAL_RUNS.is_dir(), reason="real runs not here")
 @pytest.mark.parametrize("name", REAL_TARGETS)
 def test_zh_cli_prints_no_english_sentence_on_real_runs(name):
-    if not (REAL / name).is_dir():
+    if not (REAL_RUNS / name).is_dir():
         pytest.skip(f"{name} not here")
-    text = zh_output(str(REAL / name))
+    text = zh_output(str(REAL_RUNS / name))
     assert not english_lines(text, {name}), english_lines(text, {name})[:5]
 
 
-@pytest.mark.skipif(not (REAL / "trl_console_qwen9b_gsm8k").is_dir(), reason="real runs not here")
+@pytest.mark.skipif(not (REAL_RUNS / "trl_console_qwen9b_gsm8k").is_dir(), reason="real runs not here")
 def test_the_reports_carry_the_reader_notes_in_both_languages():
-    run = open_run(str(REAL / "trl_console_qwen9b_gsm8k"))
+    run = open_run(str(REAL_RUNS / "trl_console_qwen9b_gsm8k"))
     notes = [str(p) for p in run.problems]
     assert notes == ["raw_console.log: step taken from the progress bar's N/M counter at each printed dict"]
     item = report.Item("r", diagnose(run), run)
@@ -85,7 +81,7 @@ def test_a_cant_judge_runs_html_draws_the_steps_it_has():
 def test_every_reader_note_of_the_corpora_has_its_chinese():
     # the notes the sample runs, the TRL corpus and (when here) the real runs produce
     targets = [p for p in sorted((REPO / "tests" / "fixtures" / "trl_corpus").glob("*")) if p.is_dir()]
-    targets += [REAL / n for n in REAL_TARGETS if (REAL / n).is_dir()]
+    targets += [REAL_RUNS / n for n in REAL_TARGETS if (REAL_RUNS / n).is_dir()]
     missing = []
     for t in targets:
         for run in cli.open_launches(str(t)).values():

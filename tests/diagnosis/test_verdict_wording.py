@@ -5,10 +5,9 @@ written with the real RunWriter and on a real published verl run."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from helpers.paths import REAL_RUNS
 
 from collectors import RunWriter, load_run, open_run
 from dashboard.diagnosis import diagnose, i18n
@@ -17,8 +16,6 @@ from dashboard.diagnosis.consequences import demote_consequences
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.verdict import verdict
 
-REPO = Path(__file__).resolve().parents[1]
-REAL = REPO.parent / "shared" / "fixtures" / "real-runs"
 CONFIG = {"rollout.group_size": 8, "optim.lr": 5e-4}
 
 
@@ -72,13 +69,13 @@ def trimmed(x: np.ndarray) -> float:
     return float(np.mean(np.sort(x)[k:len(x) - k]))
 
 
-@pytest.mark.skipif(not (REAL / "verl_qwen05b_gsm8k_ppo").is_dir(), reason="real runs not here")
+@pytest.mark.skipif(not (REAL_RUNS / "verl_qwen05b_gsm8k_ppo").is_dir(), reason="real runs not here")
 def test_a_real_runs_reward_levels_come_with_their_windows_steps():
     # verl_qwen05b_gsm8k_ppo logs a reward at steps 0-434 (435 points) that starts at 0.012, 0.004, 0.016...
     # The window is 10% of the run, 44 points (round(43.5) = 44, banker's rounding); the first one skips the
     # 5 warm-up points: steps 5-48; the last: steps 391-434. The old text said "0.317 -> 0.713 over steps
     # 0-434", numbers a reader took for the first and last steps.
-    run = open_run(str(REAL / "verl_qwen05b_gsm8k_ppo"))
+    run = open_run(str(REAL_RUNS / "verl_qwen05b_gsm8k_ppo"))
     x = run.metrics[["step", "reward/mean"]].dropna()
     steps, r = x["step"].to_numpy(int), x["reward/mean"].to_numpy(float)
     assert len(r) == 435 and r[0] < 0.02
