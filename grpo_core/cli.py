@@ -87,6 +87,15 @@ def make_parser() -> OneLineParser:
     g.add_argument("--watch-budget", type=float, default=0.01, metavar="FRACTION",
                    help="the most of the training time the checks may take; a check that would exceed it waits "
                         "(default: 0.01; a tiny model on a CPU may want more to be checked every N steps)")
+    g.add_argument("--alert", action="append", default=[], metavar="URL",
+                   help="post each new and cleared finding to this webhook, in the background (repeatable): a Slack "
+                        "or Discord webhook gets its own shape, any other URL plain JSON; slack:URL, discord:URL, "
+                        "json:URL name the shape; env:NAME reads the URL from the environment variable NAME")
+    g.add_argument("--dashboard", metavar="URL", default=None,
+                   help="the dashboard's address (grpo-dash on the run's parent folder), for a link to the run's "
+                        "Diagnosis page in each alert (default: $GRPOSCOPE_DASHBOARD_URL)")
+    g.add_argument("--lang", choices=("en", "zh"), default=None,
+                   help="language of the guard's lines and alerts (default: GRPOSCOPE_LANG or the locale)")
     groups: dict[str, argparse._ArgumentGroup] = {}
     for key, (default, kind, doc) in leaf_fields(Config()).items():
         if key in SHORTCUTS:
@@ -133,6 +142,15 @@ def report(result, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def make_guard(args: argparse.Namespace) -> TrainGuard:
+    """The guard the flags ask for; ConfigError on a bad --alert (before any training)."""
+    try:
+        return TrainGuard(args.stop_on, args.watch_every, args.watch_budget, alerts=args.alert, lang=args.lang,
+                          dashboard=args.dashboard)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
@@ -154,9 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.print_config:
             print("\n".join(f"{k} = {v!r}" for k, v in to_dict(cfg).items()))
             return 0
-        if args.stop_on and not args.watch:
-            raise ConfigError("--stop-on needs the guard: drop --no-watch")
-        guard = TrainGuard(args.stop_on, args.watch_every, args.watch_budget) if args.watch else None
+        if (args.stop_on or args.alert) and not args.watch:
+            raise ConfigError(f"{'--stop-on' if args.stop_on else '--alert'} needs the guard: drop --no-watch")
+        guard = make_guard(args) if args.watch else None
         t0 = time.perf_counter()
         result = train(cfg, guard)
     except (ConfigError, TaskError) as e:

@@ -6,8 +6,8 @@ train() calls, on the process that writes the run (rank 0 under torchrun):
     end()                              after the last step: a final check, recorded like the others
 
 A new confirmed finding goes to the console as one line with its checks, to RUN/findings.jsonl, to
-run.json (a note and info.guard_active) and, when the run mirrors to wandb, to its summary (and alerts
-when online). With stop_on set, the first confirmed finding at that severity or worse stops the run after
+run.json (a note and info.guard_active), when the run mirrors to wandb, to its summary (and alerts
+when online), and to each --alert webhook (dashboard/diagnosis/guard/webhook.py), sent in the background. With stop_on set, the first confirmed finding at that severity or worse stops the run after
 the current step, closed with status `stopped` and the finding as the reason.
 """
 
@@ -22,23 +22,39 @@ BUDGET = 0.01  # the guard may cost at most this fraction of the training time
 
 class TrainGuard:
     def __init__(self, stop_on: str | None = None, every: int = EVERY, budget: float | None = BUDGET,
-                 write: Callable[[str], None] | None = None, hold: int | None = None) -> None:
+                 write: Callable[[str], None] | None = None, hold: int | None = None,
+                 alerts: list[str] | None = None, lang: str | None = None, dashboard: str | None = None,
+                 posting: dict | None = None) -> None:
+        """alerts: --alert values (webhook URLs, `slack:URL`, `env:NAME`); lang: of the console lines and the
+        alerts (default: GRPOSCOPE_LANG or the locale); dashboard: its address, for the alerts' link to the run;
+        posting: the webhooks' timeout, retries, backoff (post.Poster). A bad --alert raises ValueError now,
+        before training starts."""
         from dashboard.diagnosis.guard.watch import HOLD_CHECKS, STOP_SEVERITIES
+        from dashboard.diagnosis.guard.webhook import parse_target
+        from dashboard.diagnosis.i18n import default_lang
 
         if stop_on is not None and stop_on not in STOP_SEVERITIES:
             raise ValueError(f"stop_on must be one of {', '.join(STOP_SEVERITIES)}, got {stop_on!r}")
         self.stop_on, self.every, self.budget = stop_on, every, budget
         self.hold = HOLD_CHECKS if hold is None else hold
         self.write = write or _console
+        self.alerts, self.lang, self.dashboard = list(alerts or []), lang or default_lang(), dashboard
+        self.posting = dict(posting or {})
+        for spec in self.alerts:
+            parse_target(spec)
         self.guard = None
 
     def begin(self, writer: Any, mirror: Any = None) -> None:
         from dashboard.diagnosis.guard.guard import Guard, console_sink, file_sink, meta_sink, wandb_sink
         from dashboard.diagnosis.guard.watch import Pacer, Watcher
+        from dashboard.diagnosis.guard.webhook import webhook_sink
 
-        sinks = [console_sink(self.write), file_sink(writer.path), meta_sink(writer)]
+        sinks = [console_sink(self.write, self.lang), file_sink(writer.path), meta_sink(writer)]
         if mirror is not None and getattr(mirror, "run", None) is not None:
             sinks.append(wandb_sink(mirror.run))
+        if self.alerts:
+            sinks.append(webhook_sink(self.alerts, writer.meta.name or writer.path.name, self.lang, writer.path,
+                                      self.dashboard, **self.posting))
         watcher = Watcher(config=writer.meta.config, source=writer.meta.source, stop_on=self.stop_on, hold=self.hold)
         self.guard = Guard(watcher, Pacer(self.every, self.budget), sinks)
 
@@ -51,6 +67,7 @@ class TrainGuard:
     def end(self) -> None:
         if self.guard is not None:
             self.guard.finish()
+            self.guard.close()
 
 
 def stop_reason(f: Any, step: int) -> str:

@@ -49,6 +49,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--hold", type=int, default=None, metavar="N",
                    help="with --watch: checks on new steps a finding must hold before it is printed (default 3), or "
                         "two at least (N - 1) x 10 steps apart")
+    p.add_argument("--alert", action="append", default=[], metavar="URL",
+                   help="with --watch: post each new and cleared finding to this webhook (repeatable; Slack and "
+                        "Discord get their own shape, any other URL plain JSON; slack:URL, discord:URL, json:URL "
+                        "name the shape; env:NAME reads the URL from the environment variable NAME)")
+    p.add_argument("--dashboard", metavar="URL", default=None,
+                   help="with --alert: the dashboard's address, for a link to each run's Diagnosis page "
+                        "(default: $GRPOSCOPE_DASHBOARD_URL)")
     p.add_argument("--until-step", type=int, default=None, metavar="N",
                    help="diagnose the run(s) as they stood at step N (post-mortem: when would it have warned?)")
     p.add_argument("--verbose", "-v", action="store_true", help="also list the rules that could not judge")
@@ -140,6 +147,9 @@ def _main(argv: list[str] | None) -> int:
         return 2
     if args.watch and args.until_step is not None:
         print("grpo-diagnose: --watch and --until-step do not go together", file=sys.stderr)
+        return 2
+    if args.alert and not args.watch:
+        print("grpo-diagnose: --alert needs --watch", file=sys.stderr)
         return 2
     if args.watch:
         from dashboard.diagnosis.guard.watch_cli import watch

@@ -2,7 +2,8 @@
 the finding that should stop the run. Shared by our trainer (grpo_core/guard.py) and the TRL callback.
 
 A sink is a callable `sink(update)`. A sink that raises is reported once and dropped: recording a finding
-must never take a training run down.
+must never take a training run down. A sink that sends in the background (webhook.WebhookSink) also has
+`close(wait)`, which Guard.close calls at the end of the run.
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ class Guard:
         if update:
             self._emit(update)
         return update
+
+    def close(self, wait: float | None = None) -> None:
+        """The run is over: let the sinks that send in the background send what they hold (bounded wait)."""
+        from dashboard.diagnosis.guard.webhook import FLUSH_S, close_sinks
+
+        close_sinks(self.sinks, FLUSH_S if wait is None else wait)
 
     def _emit(self, update: Update) -> None:
         for sink in list(self.sinks):

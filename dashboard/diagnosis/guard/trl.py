@@ -7,7 +7,8 @@ It lives here, above collectors: the callback that only writes the run is a coll
 is the diagnosis's (collectors never import the diagnosis). The diagnosis watches the rows the callback writes. A confirmed finding goes to the console through the transformers logger, into the trainer's own
 log history (trainer_state.json, and the logs of callbacks that run after ours), into a text summary in
 the trainer's TensorBoard logdir (a grposcope/ folder in it) when it reports there, into the wandb run's summary when it reports to
-wandb (alerts when online), and into the run folder (findings.jsonl, run.json). With stop_on, the first
+wandb (alerts when online), into the run folder (findings.jsonl, run.json), and to each webhook of `alerts`
+(dashboard/diagnosis/guard/webhook.py: Slack, Discord or plain JSON, sent in the background). With stop_on, the first
 confirmed finding of that severity or worse sets `control.should_training_stop`; the run closes `stopped`.
 """
 
@@ -28,15 +29,21 @@ class GrpoScopeGuardCallback(GrpoScopeCallback):
     "warning" ends training once such a finding holds, and the run closes with status `stopped`."""
 
     def __init__(self, path: str | Path, name: str | None = None, stop_on: str | None = None,
-                 watch_every: int = EVERY, watch_budget: float | None = BUDGET, lang: str | None = None) -> None:
-        """lang: the language of the findings the guard logs ("en", "zh"; default: from the locale)."""
-        super().__init__(path, name, guard=TrlGuard(stop_on, watch_every, watch_budget, lang=lang))
+                 watch_every: int = EVERY, watch_budget: float | None = BUDGET, lang: str | None = None,
+                 alerts: list[str] | None = None, dashboard: str | None = None) -> None:
+        """lang: the language of the findings the guard logs and alerts ("en", "zh"; default: from the locale);
+        alerts: webhook URLs (or `slack:URL`, `env:NAME`; see webhook.parse_target); dashboard: its address,
+        for the alerts' link to the run's Diagnosis page."""
+        super().__init__(path, name, guard=TrlGuard(stop_on, watch_every, watch_budget, lang=lang, alerts=alerts,
+                                                    dashboard=dashboard))
 
 
 class TrlGuard:
     def __init__(self, stop_on: str | None = None, every: int = EVERY, budget: float | None = BUDGET,
-                 hold: int | None = None, lang: str | None = None) -> None:
+                 hold: int | None = None, lang: str | None = None, alerts: list[str] | None = None,
+                 dashboard: str | None = None, posting: dict | None = None) -> None:
         from dashboard.diagnosis.guard.watch import HOLD_CHECKS, STOP_SEVERITIES
+        from dashboard.diagnosis.guard.webhook import parse_target
         from dashboard.diagnosis.i18n import LANGS, default_lang
 
         self.lang = lang or default_lang()  # of the lines it logs; the run folder's files keep English and ids
@@ -47,6 +54,9 @@ class TrlGuard:
             raise ValueError(f"stop_on must be one of {', '.join(STOP_SEVERITIES)} or None, got {stop_on!r}")
         self.stop_on, self.every, self.budget = stop_on, every, budget
         self.hold = HOLD_CHECKS if hold is None else hold
+        self.alerts, self.dashboard, self.posting = list(alerts or []), dashboard, dict(posting or {})
+        for spec in self.alerts:  # a bad URL or an unset variable fails here, not after the first steps
+            parse_target(spec)
         self.guard = None
         self.pending: list[dict[str, Any]] = []  # events not yet put into the trainer's log history
         self.reason: str | None = None
@@ -61,6 +71,11 @@ class TrlGuard:
             sinks.append(wandb_sink(run))
         if "tensorboard" in report_to and (logdir := _tensorboard_dir(args)) is not None:
             sinks.append(_tensorboard_sink(logdir, self.lang))
+        if self.alerts:
+            from dashboard.diagnosis.guard.webhook import webhook_sink
+
+            sinks.append(webhook_sink(self.alerts, writer.meta.name or writer.path.name, self.lang, writer.path,
+                                      self.dashboard, **self.posting))
         watcher = Watcher(config=writer.meta.config, source="trl", stop_on=self.stop_on, hold=self.hold)
         self.guard = Guard(watcher, Pacer(self.every, self.budget), sinks)
 
@@ -82,6 +97,7 @@ class TrlGuard:
     def end(self) -> None:
         if self.guard is not None:
             self.guard.finish()
+            self.guard.close()
 
     def drain(self, state: Any, logs: dict | None) -> None:
         """Put the pending findings into the trainer's log history and the current logs (for the callbacks

@@ -5,13 +5,16 @@ Each run gets a Watcher (dashboard/diagnosis/guard/watch.py): a check only when 
 printed once it has held --hold checks (or two (hold - 1) x 10 steps apart), a line when it clears. With
 --fail-on (or --stop-file, which implies critical), the first finding of that severity or worse that holds
 ends the watch with exit 1, after writing the stop file. A run that ends (finished, failed, stopped, stale) gets a last check that
-prints whatever holds then; the exit status is 1 if a finding at --fail-on severity holds then.
+prints whatever holds then; the exit status is 1 if a finding at --fail-on severity holds then. With
+--alert, each run's new and cleared findings also go to the webhooks (webhook.py), sent in the background;
+the watch waits a bounded time for them before it exits.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.guard.guard import json_safe, stop_text
 from dashboard.diagnosis.guard.watch import HOLD_CHECKS, Update, Watcher, alert_line, severity_at_least
+from dashboard.diagnosis.guard.webhook import WebhookSink, close_sinks, webhook_sink
 from dashboard.diagnosis.i18n import label
 from dashboard.diagnosis.terminal import format_finding
 
@@ -26,6 +30,27 @@ ENDED = ("finished", "failed", "stopped", "stale")
 
 
 def watch(runs: dict[str, Any], args: argparse.Namespace) -> int:
+    try:
+        alerts = alert_sinks(runs, args)
+    except ValueError as e:
+        print(f"grpo-diagnose: {e}", file=sys.stderr)
+        return 2
+    try:
+        return _watch(runs, args, alerts)
+    finally:
+        close_sinks(list(alerts.values()))
+
+
+def alert_sinks(runs: dict[str, Any], args: argparse.Namespace) -> dict[str, WebhookSink]:
+    """One webhook sink per run for --alert (none without it); ValueError on a bad --alert."""
+    specs = getattr(args, "alert", None) or []
+    if not specs:
+        return {}
+    return {name: webhook_sink(specs, name, args.lang, getattr(run, "path", None), getattr(args, "dashboard", None))
+            for name, run in runs.items()}
+
+
+def _watch(runs: dict[str, Any], args: argparse.Namespace, alerts: dict[str, WebhookSink]) -> int:
     bar = args.fail_on or ("critical" if args.stop_file else None)
     watchers = {name: Watcher(stop_on=bar, hold=args.hold or HOLD_CHECKS) for name in runs}
     try:
@@ -37,6 +62,8 @@ def watch(runs: dict[str, Any], args: argparse.Namespace) -> int:
                 update = w.check(final=run.status in ENDED)
                 if update:
                     show(name, update, args)
+                    if name in alerts:
+                        alerts[name](update)
                 if update and update.stop is not None:
                     if args.stop_file:
                         write_stop_file(Path(args.stop_file), name, update)

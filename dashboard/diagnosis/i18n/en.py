@@ -50,6 +50,12 @@ LABELS: dict[str, str] = {
     "list_sep": "; ",
     "verdict_also": "; ",  # between a verdict's more severe finding and the verdict's own reason
     "verdict_after": "; then, as a consequence: {v}",  # the findings the first one explains
+    "webhook_run": "run",
+    "webhook_step": "step",
+    "webhook_check_first": "check first",
+    "webhook_stopping": "the guard stops the run after this step",
+    "webhook_open": "open the Diagnosis page",
+    "webhook_failed": "grposcope alert: {target} did not take a message: {error} (after {tries} tries)",
     "verdict": "verdict",
     "rule": "rule",
     "reason": "reason",
