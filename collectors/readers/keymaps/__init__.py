@@ -12,14 +12,19 @@ from __future__ import annotations
 from collectors.readers.keymaps.areal import AREAL
 from collectors.readers.keymaps.ms_swift import MS_SWIFT
 from collectors.readers.keymaps.nemo_rl import NEMO_RL
+from collectors.readers.keymaps.open_instruct import OPEN_INSTRUCT
 from collectors.readers.keymaps.openrlhf import OPENRLHF
 from collectors.readers.keymaps.prime_rl import PRIME_RL
+from collectors.readers.keymaps.rlinf import RLINF
+from collectors.readers.keymaps.roll import ROLL
 from collectors.readers.keymaps.slime import SLIME
+from collectors.readers.keymaps.tinker import TINKER
 from collectors.readers.keymaps.trl import TRAINER_SUMMARY_KEYS, TRL
 from collectors.readers.keymaps.verl import VERL
 
 FAMILIES: dict[str, dict[str, str]] = {"trl": TRL, "verl": VERL, "openrlhf": OPENRLHF, "nemo_rl": NEMO_RL,
-                                       "slime": SLIME, "areal": AREAL, "prime_rl": PRIME_RL, "ms_swift": MS_SWIFT}
+                                       "slime": SLIME, "areal": AREAL, "prime_rl": PRIME_RL, "ms_swift": MS_SWIFT,
+                                       "roll": ROLL, "open_instruct": OPEN_INSTRUCT, "rlinf": RLINF, "tinker": TINKER}
 
-__all__ = ["AREAL", "FAMILIES", "MS_SWIFT", "NEMO_RL", "OPENRLHF", "PRIME_RL", "SLIME", "TRAINER_SUMMARY_KEYS",
-           "TRL", "VERL"]
+__all__ = ["AREAL", "FAMILIES", "MS_SWIFT", "NEMO_RL", "OPEN_INSTRUCT", "OPENRLHF", "PRIME_RL", "RLINF", "ROLL",
+           "SLIME", "TINKER", "TRAINER_SUMMARY_KEYS", "TRL", "VERL"]
