@@ -251,4 +251,5 @@ READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collector
                              "collectors.readers.text.kvtext", "collectors.readers.trl.console",
                              "collectors.readers.trl.notebook",
                              "collectors.readers.openrlhf.console",
-                             "collectors.readers.stores.trackio", "collectors.readers.stores.mlflow_store"]
+                             "collectors.readers.stores.trackio", "collectors.readers.stores.mlflow_store",
+                             "collectors.readers.stores.swanlab"]

@@ -28,8 +28,10 @@ _KIND_CRC = [zlib.crc32(bytes([kind])) for kind in range(256)]  # a chunk's CRC 
 class RecordReader:
     """The serialized records appended since the last read; stops at a partial chunk (still writing)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, header: bytes = HEADER, kind: str = "wandb run file") -> None:
+        """header: the file's first 7 bytes (SwanLab's `.swanlab` files use the same framing under their own
+        header); kind: what the file is called when the header is not that one."""
+        self.path, self.header, self.kind = path, header, kind
         self.offset = 0
         # data of the FIRST/MIDDLE chunks waiting for their LAST, grown in place: joining a record of N chunks by
         # `bytes + bytes` copied it N times (a 50 MB record: 1,600 chunks, 24.7 s of CPU; now 0.1 s)
@@ -68,8 +70,8 @@ class RecordReader:
                 head = f.read(7)
                 if len(head) < 7:
                     return out
-                if head != HEADER:
-                    self.error = "not a wandb run file of a known version (bad header)"
+                if head != self.header:
+                    self.error = f"not a {self.kind} of a known version (bad header)"
                     return out
                 self.offset = 7
             f.seek(self.offset)

@@ -1,0 +1,220 @@
+"""SwanLab runs (`swanlog/run-*/run-<id>.swanlab`) as Runs, read without swanlab installed.
+
+SwanLab 0.8 on (read in swanlab 0.10.3: swanlab/sdk/internal/core_python/store, swanlab/proto/swanlab/record/v1)
+keeps each run in one record file, whatever its mode (local, offline, cloud): the LevelDB-log framing wandb uses
+(wandb/framing.py) under the header `:SWL`, magic 0xE1D6, version 2, each record a protobuf `Record` message:
+`num` (1), a timestamp (2), then one of start (10: project 1, name 4, description 5, id 10, started_at 12),
+finish (11: state 1, error 2, finished_at 3), column (12), scalar (13: key 1, step 2, timestamp 4, value 5 ->
+number 1, a double), media (14: key 1, step 2, items in value 5), console log (16), save (20). proto3 leaves
+zeros out: a scalar without step is at step 0, one without number is 0.0. The config is `files/config.yaml`,
+each key as {value, desc, sort}. Local mode (`swanlab.init(mode="local")`, verl's `trainer.logger=['swanlab']`
+with SWANLAB_MODE=local) adds `logs/<n>/` and `media/` for its dashboard; the record file holds the same.
+
+Media (text, images) are not read: no samples. Targets: a run folder, a `.swanlab` file, or a folder of run
+folders (`swanlog/`), whose run folders are runs of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from collectors.meta import RunError, RunMeta, flatten_config
+from collectors.readers.columnar import WALL, Points, column_of, new_chunk
+from collectors.readers.protowire import fields
+from collectors.readers.wandb.framing import RecordReader
+from collectors.run import Problem, Run
+from collectors.sources import register_source
+
+HEADER = struct.pack("<4sHB", b":SWL", 0xE1D6, 2)  # swanlab's store: LEVELDBLOG_HEADER_IDENT, _MAGIC, _VERSION
+SUFFIX = ".swanlab"
+RUN_PREFIX = "run-"
+CONFIG = Path("files") / "config.yaml"
+START, FINISH, SCALAR = 10, 11, 13  # Record's oneof fields
+# FinishRecord.state (swanlab.run.v1.RunState): RUNNING 0, FINISHED 1, CRASHED 2, ABORTED 3
+STATES = {0: "running", 1: "finished", 2: "failed", 3: "failed"}
+
+
+def is_record_file(path: Path) -> bool:
+    """A `.swanlab` file that starts as a record file does (local mode's dashboard keeps an SQLite database,
+    `swanlog/runs.swanlab`, under the same suffix)."""
+    try:
+        with path.open("rb") as fh:
+            return path.suffix == SUFFIX and fh.read(4) == HEADER[:4]
+    except OSError:
+        return False
+
+
+def record_file(target: Path) -> Path | None:
+    """The record file of a run folder (or the file itself); None for anything else."""
+    if target.is_file():
+        return target if is_record_file(target) else None
+    try:
+        files = sorted(p for p in target.glob(f"{RUN_PREFIX}*{SUFFIX}") if p.is_file())
+    except OSError:
+        return None
+    return files[-1] if files else None
+
+
+def run_folders(folder: Path) -> list[Path]:
+    """The run folders directly in `folder` (a `swanlog/`), by name (swanlab names them by start time)."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    return [p for p in entries if p.name.startswith(RUN_PREFIX) and p.is_dir() and not p.is_symlink()
+            and record_file(p) is not None]
+
+
+def detect(target: str) -> bool:
+    p = Path(target)
+    if p.is_file():
+        return is_record_file(p)
+    return p.is_dir() and (record_file(p) is not None or bool(run_folders(p)))
+
+
+def parts(target: str) -> list[str]:
+    """What a run reads below a folder: all of a run folder (files/, logs/, media/), or the run folders of a
+    `swanlog/`."""
+    p = Path(target)
+    if record_file(p) is None:
+        return [f.name for f in run_folders(p)]
+    try:
+        return [e.name for e in os.scandir(p) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
+def list_launches(target: str) -> list[str]:
+    """The run folders of a `swanlog/`, each a run of its own; [] for a run."""
+    p = Path(target)
+    if p.is_file() or record_file(p) is not None:
+        return []
+    return [str(f) for f in run_folders(p)]
+
+
+def _text(msg: dict[int, list], field: int) -> str:
+    raw = msg.get(field, [b""])[-1]
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else ""
+
+
+def _seconds(msg: dict[int, list], field: int) -> float | None:
+    """A google.protobuf.Timestamp field as Unix seconds (seconds 1, nanos 2)."""
+    if field not in msg or not isinstance(msg[field][-1], bytes):
+        return None
+    stamp = fields(msg[field][-1])
+    return float(stamp.get(1, [0])[-1]) + float(stamp.get(2, [0])[-1]) / 1e9
+
+
+def scalar_point(body: bytes) -> tuple[str, int, float, float | None]:
+    """A ScalarRecord's (key, step, value, Unix seconds); ValueError when it is none."""
+    msg = fields(body)
+    key = _text(msg, 1)
+    step = msg.get(2, [0])[-1]
+    if not key or not isinstance(step, int):
+        raise ValueError("a scalar without a key")
+    value = 0.0
+    if 5 in msg and isinstance(msg[5][-1], bytes):
+        number = fields(msg[5][-1]).get(1, [b"\0" * 8])[-1]
+        value = struct.unpack("<d", number)[0] if isinstance(number, bytes) and len(number) == 8 else math.nan
+    if step >= 1 << 63:  # int64 on the wire: a negative step is a ten-byte varint
+        step -= 1 << 64
+    return key, step, value, _seconds(msg, 4)
+
+
+class SwanLabRun(Run):
+    nan_known = True  # a scalar record holds its value, NaN included; a key not logged at a step has no record
+
+    def __init__(self, path: Path | str) -> None:
+        path = Path(path)
+        super().__init__(path, RunMeta(run_id=path.name, name=path.name, source="swanlab"))
+        self.folder = path.parent if path.is_file() else path
+        self._reader: RecordReader | None = None
+        self._seq = 0
+        self._config()
+        self.refresh()
+
+    def _read_new(self) -> list[pd.DataFrame]:
+        f = record_file(self.path)
+        if f is None:
+            self._note(Problem(self.path.name, f"no {RUN_PREFIX}*{SUFFIX} file here"))
+            return []
+        if self._reader is None or self._reader.path != f:
+            self._reader = RecordReader(f, HEADER, "SwanLab record file")
+        points, bad = Points(), 0
+        for raw in self._reader.read():
+            try:
+                record = fields(raw)
+                if SCALAR in record:
+                    key, step, value, wall = scalar_point(record[SCALAR][-1])
+                    points.add(step, [key, WALL] if wall is not None else [key],
+                               [value, wall] if wall is not None else [value])
+                elif START in record:
+                    self._start(fields(record[START][-1]))
+                elif FINISH in record:
+                    self._finish(fields(record[FINISH][-1]))
+            except ValueError:
+                bad += 1
+        if bad:
+            self._note(Problem(f.name, f"{bad} record(s) that are no SwanLab record; skipped"))
+        if self._reader.error:
+            self._note(Problem(f.name, self._reader.error))
+        chunks, self._seq = new_chunk(points, self._table.frame(), self._seq, column_of)
+        return chunks
+
+    def _start(self, msg: dict[int, list]) -> None:
+        self.meta.name = _text(msg, 4) or self.meta.name
+        self.meta.run_id = _text(msg, 10) or self.meta.run_id
+        self.meta.start_time = _seconds(msg, 12)
+        if project := _text(msg, 1):
+            self.meta.info["swanlab_project"] = project
+        self.meta.status = "running"
+
+    def _finish(self, msg: dict[int, list]) -> None:
+        state = msg.get(1, [1])[-1]
+        self.meta.status = STATES.get(state, "unknown") if isinstance(state, int) else "unknown"
+        self.meta.end_time = _seconds(msg, 3)
+        if error := _text(msg, 2):
+            self.meta.error = error
+
+    def _config(self) -> None:
+        """files/config.yaml: each key's `value` (swanlab keeps {value, desc, sort} per key)."""
+        import yaml
+
+        path = self.folder / CONFIG
+        if not path.is_file():
+            return
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+        except (yaml.YAMLError, OSError, RecursionError) as e:
+            self._note(Problem(str(CONFIG), f"not read: {type(e).__name__}"))
+            return
+        if not isinstance(raw, dict):
+            return
+        config: dict[str, Any] = {str(k): v.get("value") if isinstance(v, dict) and "value" in v else v
+                                  for k, v in raw.items()}
+        self.meta.config.update(flatten_config(config))
+
+    def _note(self, problem: Problem) -> None:
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+
+@register_source("swanlab", detect=detect, priority=15, launches=list_launches, parts=parts, hints={
+    "samples": "SwanLab keeps completions as text media, which are not read: no samples. TRL users can add "
+               "collectors.trl.GrpoScopeCallback(\"runs/NAME\") to the trainer's callbacks to keep them.",
+    "config": "the run has no files/config.yaml: swanlab.init was called without config=...",
+})
+def open_swanlab(target: str) -> SwanLabRun:
+    p = Path(target)
+    if p.is_dir() and record_file(p) is None:
+        folders = run_folders(p)
+        if len(folders) != 1:
+            raise RunError(f"{p}: holds {len(folders)} SwanLab runs; open one of them (a run-* folder)")
+        p = folders[0]
+    return SwanLabRun(p)
