@@ -26,5 +26,5 @@ FAMILIES: dict[str, dict[str, str]] = {"trl": TRL, "verl": VERL, "openrlhf": OPE
                                        "slime": SLIME, "areal": AREAL, "prime_rl": PRIME_RL, "ms_swift": MS_SWIFT,
                                        "roll": ROLL, "open_instruct": OPEN_INSTRUCT, "rlinf": RLINF, "tinker": TINKER}
 
-__all__ = ["AREAL", "FAMILIES", "MS_SWIFT", "NEMO_RL", "OPEN_INSTRUCT", "OPENRLHF", "PRIME_RL", "RLINF", "ROLL",
+__all__ = ["AREAL", "FAMILIES", "MS_SWIFT", "NEMO_RL", "OPENRLHF", "OPEN_INSTRUCT", "PRIME_RL", "RLINF", "ROLL",
            "SLIME", "TINKER", "TRAINER_SUMMARY_KEYS", "TRL", "VERL"]

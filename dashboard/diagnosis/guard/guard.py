@@ -50,10 +50,9 @@ class Guard:
         return update
 
     def close(self, wait: float | None = None) -> None:
-        """The run is over: let the sinks that send in the background send what they hold (bounded wait)."""
-        from dashboard.diagnosis.guard.webhook import FLUSH_S, close_sinks
-
-        close_sinks(self.sinks, FLUSH_S if wait is None else wait)
+        """The run is over: let the sinks that send in the background send what they hold (each waits at most
+        its own bound, or `wait` seconds)."""
+        close_sinks(self.sinks, wait)
 
     def _emit(self, update: Update) -> None:
         for sink in list(self.sinks):
@@ -62,6 +61,18 @@ class Guard:
             except Exception as e:  # noqa: BLE001 - a sink's failure must not stop training
                 self.sinks.remove(sink)
                 print(f"grposcope guard: {getattr(sink, '__name__', type(sink).__name__)} failed and is off: "
+                      f"{type(e).__name__}: {e}", file=sys.stderr)
+
+
+def close_sinks(sinks: list[Sink], wait: float | None = None) -> None:
+    """close() every sink that has one (a sink that sends in the background); a failure is one line, as in
+    Guard._emit: the run is over, and what it wrote stays."""
+    for sink in sinks:
+        if callable(close := getattr(sink, "close", None)):
+            try:
+                close() if wait is None else close(wait)
+            except Exception as e:  # noqa: BLE001 - closing a sink must not fail the end of a run
+                print(f"grposcope guard: closing {getattr(sink, '__name__', type(sink).__name__)} failed: "
                       f"{type(e).__name__}: {e}", file=sys.stderr)
 
 

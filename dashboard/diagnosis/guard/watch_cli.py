@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from dashboard.diagnosis import i18n
-from dashboard.diagnosis.guard.guard import json_safe, stop_text
+from dashboard.diagnosis.guard.guard import close_sinks, json_safe, stop_text
 from dashboard.diagnosis.guard.watch import HOLD_CHECKS, Update, Watcher, alert_line, severity_at_least
-from dashboard.diagnosis.guard.webhook import WebhookSink, close_sinks, webhook_sink
+from dashboard.diagnosis.guard.webhook import WebhookSink, webhook_sink
 from dashboard.diagnosis.i18n import label
 from dashboard.diagnosis.terminal import format_finding
 

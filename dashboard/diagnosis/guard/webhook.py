@@ -1,7 +1,7 @@
 """Findings to webhooks: a Slack incoming webhook, a Discord webhook, or any URL (a plain JSON body).
 
     sink = webhook_sink(["env:SLACK_WEBHOOK_URL"], run="runs/my-run", lang="zh")
-    Guard(watcher, sinks=[..., sink]); ...; guard.close()   # close: what is queued goes out (bounded wait)
+    Guard(watcher, sinks=[..., sink]); ...; guard.close()   # what is queued goes out, waiting FLUSH_S at most
 
 One message when a finding is confirmed at its severity and one when it clears (the Watcher's Update.new and
 Update.cleared: never one per step). Each target's body is built by the first shape in SHAPES whose test
@@ -223,11 +223,4 @@ def webhook_sink(specs: list[str], run: str, lang: str = "en", run_dir: Path | s
     targets = [parse_target(s, environ) for s in specs]
     link = diagnosis_link(dashboard or environ.get(DASHBOARD_ENV), run_dir)
     return WebhookSink(targets, run, lang, link, **posting)
-
-
-def close_sinks(sinks: list[Any], wait: float = FLUSH_S) -> None:
-    """Let every sink that queues (has close()) send what it holds."""
-    for sink in sinks:
-        if callable(getattr(sink, "close", None)):
-            sink.close(wait)
 

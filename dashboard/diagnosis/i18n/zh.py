@@ -257,7 +257,7 @@ LABELS: dict[str, str] = {
     "webhook_run": "训练",
     "webhook_step": "步",
     "webhook_check_first": "优先检查",
-    "webhook_stopping": "guard 在这一步之后停止训练",
+    "webhook_stopping": "grposcope 在这一步之后停止训练",
     "webhook_open": "打开诊断页",
     "webhook_failed": "grposcope 告警：{target} 没有收下消息：{error}（试了 {tries} 次）",
     "verdict": "结论",
