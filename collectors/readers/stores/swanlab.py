@@ -191,8 +191,8 @@ class SwanLabRun(Run):
             return
         try:
             raw = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
-        except (yaml.YAMLError, OSError, RecursionError) as e:
-            self._note(Problem(str(CONFIG), f"not read: {type(e).__name__}"))
+        except (yaml.YAMLError, OSError, RecursionError, ValueError) as e:
+            self._note(Problem(str(CONFIG), f"{_yaml_trouble(e)}; the config is not read"))
             return
         if not isinstance(raw, dict):
             return
@@ -203,6 +203,18 @@ class SwanLabRun(Run):
     def _note(self, problem: Problem) -> None:
         if problem not in self.problems:
             self.problems.append(problem)
+
+
+def _yaml_trouble(e: Exception) -> str:
+    """Why config.yaml could not be read, in words (a reader's notes name no Python exception)."""
+    if isinstance(e, RecursionError):
+        return "nested too deep to read"
+    if isinstance(e, OSError):
+        return f"cannot be read ({e.strerror or 'an I/O error'})"
+    mark = getattr(e, "problem_mark", None)
+    if mark is not None:
+        return f"not valid YAML at line {mark.line + 1}"
+    return "not valid YAML" if e.__class__.__module__.startswith("yaml") else "a value too long to read as a number"
 
 
 @register_source("swanlab", detect=detect, priority=15, launches=list_launches, parts=parts, hints={
