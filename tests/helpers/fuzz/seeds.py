@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 from fixtures.notebooks import write_notebook
+from fixtures.swanlab_runs import have_swanlab, verl_rows, write_run
 from fixtures.tb_scalar_csv import download_scalars
 from fixtures.tracker_stores import stores_copy
 from fixtures.verl_logs import file_logger_line, generations_jsonl  # tests/ is on sys.path
@@ -36,6 +37,8 @@ TRL_CORPUS = REPO / "tests" / "fixtures" / "trl_corpus"
 REAL_RUNS = REPO.parent / "shared" / "fixtures" / "real-runs"
 # Sources that read no file of their own; each says why it is not fuzzed here.
 NO_FILES = {"wandb-online": "reads a wandb:// URI through the W&B API; no file to mutate"}
+if not have_swanlab():  # its seeds are runs swanlab writes (the dev extra); the reader itself needs no swanlab
+    NO_FILES["swanlab"] = "swanlab is not installed here to write its runs: pip install 'grposcope[dev]'"
 _NOT_DATA = {"SOURCE.txt", "README.md", "labels.json", "manifest.json"}
 SEEDS_PER_SOURCE = 4
 MAX_SEED_BYTES = 2 << 20  # larger seeds make each case slow without finding more
@@ -71,6 +74,8 @@ def make_generated(folder: Path) -> Path:
     _trainer_console(folder / "trl_console", trl_rows)
     _custom_log(folder / "custom_log", metrics)
     _openrlhf_console(folder / "openrlhf_console", metrics)
+    if have_swanlab():  # a swanlog/ written by swanlab in local mode, as verl's tracker logs
+        write_run(folder / "swanlog", "local", rows=verl_rows(12))
     stores_copy(folder / "trackers")  # a trackio project, mlflow.db and mlruns/ written by trackio and MLflow
     trl_state = REAL_RUNS / "trl_trading_agent" / "trainer_state.json"
     if trl_state.is_file():  # TRL's output folder with log_completions: completions/*.parquet written by pandas
