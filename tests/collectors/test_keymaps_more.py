@@ -11,7 +11,6 @@ import math
 import pytest
 from fixtures import framework_logs as F
 from fixtures import framework_logs_more as G
-from helpers.paths import REAL_RUNS
 
 from collectors.meta import RunError
 from collectors.readers.keymaps import FAMILIES
@@ -112,7 +111,6 @@ def test_roll_engine_gap_is_judged_per_token_and_per_response(tmp_path, legacy):
 def test_the_real_roll_run_reads_its_ratios_under_the_schema():
     from helpers.paths import REPO
 
-    from collectors.meta import RunError
     path = REPO.parent / "shared" / "fixtures" / "real-runs" / "roll_rdan_qwen3_4b"
     if not path.is_dir():
         pytest.skip("the real-run corpus is not here")
