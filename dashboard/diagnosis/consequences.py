@@ -21,7 +21,13 @@ ROOTS = ("kl_clip_explode", "non_finite")
 # A collapse is a root of what it makes, and of nothing else: a policy whose entropy fell to 0 answers each prompt
 # one way, so its groups tie and its reward stops moving from then on. A level of low entropy from the start is no
 # collapse and explains nothing (EXPLAINED_BY below says why).
-PARTIAL_ROOTS = {"entropy_collapse": ("zero_variance_groups", "reward_flat")}
+PARTIAL_ROOTS = {"entropy_collapse": ("zero_variance_groups", "reward_flat"),
+                 # tied groups have advantage 0 and give no gradient (the notes' section 3): a reward that does not
+                 # move while they dominate is what they make, and the check is theirs (difficulty, verifier)
+                 "zero_variance_groups": ("reward_flat",)}
+# What a consequence's evidence line calls its root: (what happened at step {s}, what to check first).
+ROOT_WORDS = {"entropy_collapse": ("the entropy collapsed", "the collapse"),
+              "zero_variance_groups": ("the groups tied", "the tied groups")}
 # A finding another one explains, by mechanism: groups whose responses come out alike score alike, so their
 # zero-variance groups are low_diversity's consequence, when that finding shows the responses are made alike (a
 # sampling temperature from the config, or groups of one identical text in the samples). An entropy near 0 alone
@@ -48,10 +54,11 @@ def _onset(f: Finding, roots: dict[str, int]) -> tuple[str, int] | None:
 def _note(root: str, onset: int, before: int | None):
     """The evidence line a consequence of `root` (which began at step `onset`) carries; `before`: its own logged
     steps before the onset when it began earlier, None when it began after."""
-    if root in PARTIAL_ROOTS:  # the entropy collapse
-        text = (f"begins after the entropy collapsed at step {onset}: a consequence; check the collapse first"
-                if before is None else f"only {before} logged step(s) before the entropy collapsed at step {onset}: "
-                "mostly a consequence; check the collapse first")
+    if root in ROOT_WORDS:  # a collapse, tied groups
+        what, check = ROOT_WORDS[root]
+        text = (f"begins after {what} at step {onset}: a consequence; check {check} first"
+                if before is None else f"only {before} logged step(s) before {what} at step {onset}: "
+                f"mostly a consequence; check {check} first")
     else:
         text = (f"begins after the run exploded at step {onset}: a consequence; check the explosion first"
                 if before is None else f"only {before} logged step(s) before the run exploded at step {onset}: "

@@ -117,3 +117,26 @@ def test_a_first_step_mismatch_says_unstable_however_short_the_run(tmp_path):
     assert verdict(d, [mismatch]).text == "unstable: Rollout and training log-probs disagree at the first step"
     # without it, the same two steps cannot be judged
     assert verdict(d, []).kind == "cant_judge"
+
+
+def test_a_flat_reward_while_the_groups_tie_is_their_consequence():
+    """Tied groups have advantage 0 and no gradient: a reward that stays flat from (nearly) where they begin to
+    dominate is what they make, a warning pointing at them (trl_dapo_vl3b_entropy_collapse: groups tied from its
+    second log on, grad_norm 0 on 42 of 49 logs, was two criticals saying the same thing)."""
+    steps = np.arange(10, 500, 10)  # logged every 10 steps, as that run
+    tied = finding("zero_variance_groups", "critical", "Zero-variance groups dominate", (20, 490),
+                   [evidence("groups/zero_std_frac", 0.9, 0.5, "median", "90% tied")], ())
+    flat_reward = flat(49, "critical")
+    flat_reward = finding("reward_flat", "critical", flat_reward.title, (10, 490), flat_reward.evidence, ())
+    out = {f.rule_id: f for f in demote_consequences([tied, flat_reward], steps)}
+    # one logged step (10) before the groups tie at 20: fewer than MIN_CONSECUTIVE = 5
+    assert out["zero_variance_groups"].severity == "critical" and out["reward_flat"].severity == "warning"
+    assert out["reward_flat"].evidence[-1].text == (
+        "only 1 logged step(s) before the groups tied at step 20: mostly a consequence; check the tied groups first")
+    # a reward flat for 10 logs before the groups tie is a finding of its own
+    late = finding("zero_variance_groups", "critical", tied.title, (110, 490), tied.evidence, ())
+    assert {f.rule_id: f.severity for f in demote_consequences([late, flat_reward], steps)}["reward_flat"] == "critical"
+    # and tied groups explain nothing else: a truncation beside them stays what it is
+    cut = finding("truncation", "critical", "Completions are pinned at the length cap", (30, 490),
+                  [evidence("completions/truncated_frac", 0.9, 0.2, "median", "cut")], ())
+    assert {f.rule_id: f.severity for f in demote_consequences([tied, cut], steps)}["truncation"] == "critical"

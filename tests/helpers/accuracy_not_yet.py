@@ -8,7 +8,6 @@ once the 31 runs kept aside were added to the corpus).
 # Real runs the diagnosis misses, by run name.
 NOT_YET: dict[str, str] = {
     # issue 36 (readers): the log does not open, or opens without its eval series
-    "trl_dapo_vl3b_entropy_collapse": "opens (issue 36); false critical reward_flat (flat reward, grad_norm 0 on 42/49 logs)",
     "roll_rdan_qwen3_4b": "opens (issue 36); zero_variance missed: advantage/zero_rate needs the ROLL map and a rule",
     "recgrpo_uncapped": "eval series read (issue 36); eval falls 0.042 -> 0.033, under the rule's absolute 0.15",
     "recgrpo_lambda8": "eval series read (issue 36); eval falls 0.050 -> 0.044, under the rule's absolute 0.15",
@@ -16,5 +15,4 @@ NOT_YET: dict[str, str] = {
 
 # Goals over the whole real corpus not met yet (issue 24: recall and precision >= 0.9, no false critical).
 GOALS_NOT_YET: dict[str, str] = {
-    "recall": "recall 0.80 (39/49) with the 31 runs added (issues 36, 37)",
 }

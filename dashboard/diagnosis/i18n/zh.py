@@ -500,6 +500,10 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在 entropy 于第 {s} 步塌缩之后才出现：是塌缩的后果；先查 entropy 塌缩"),
     ((r"only (?P<n>\S+) logged step\(s\) before the entropy collapsed at step (?P<s>\S+): mostly a consequence; "
      r"check the collapse first"), "entropy 在第 {s} 步塌缩之前只记录了 {n} 步：多半是塌缩的后果；先查 entropy 塌缩"),
+    (r"begins after the groups tied at step (?P<s>\S+): a consequence; check the tied groups first",
+     "在第 {s} 步 group 全组同分之后才出现：是它的后果；先查全组同分的 group"),
+    ((r"only (?P<n>\S+) logged step\(s\) before the groups tied at step (?P<s>\S+): mostly a consequence; "
+     r"check the tied groups first"), "group 在第 {s} 步全组同分之前只记录了 {n} 步：多半是它的后果；先查全组同分的 group"),
     # rules/engine_gap.py
     ((r"per-response IS ratio \(a product over the response's tokens\): median (?P<x>\S+) over responses of "
       r"(?P<l>\S+) tokens on average is a per-token gap of (?P<v>\S+) nats \(\|log ratio\| / length\) > (?P<b>\S+), "
