@@ -257,3 +257,44 @@ def test_the_same_prompt_under_different_group_ids(tmp_path):
     f = finding(run("split", samples(False)), "split_groups")
     assert f is not None and f.evidence[0].value == 1.0 and "5 responses to one prompt under 5 ids" in f.evidence[0].text
     assert finding(run("ok", samples(True)), "split_groups") is None
+
+
+def _eval_run(tmp_path, evals: list[float], name: str):
+    """A 121-step run whose train reward rises 0.05 -> 0.20 (a recommender's reward: noise 0.01) and whose
+    held-out score (a recall@10 near 0.04) is logged every 20 steps from step 20 (6 evals)."""
+    rng = np.random.default_rng(5)
+    n = 121
+    path = tmp_path / name
+    with RunWriter(path, name=name, config={}) as w:
+        for i in range(n):
+            row = {"reward/mean": 0.05 + 0.15 * i / n + float(rng.normal(0, 0.01)), "reward/std": 0.1}
+            if i % 20 == 0 and i:
+                row["eval/pass_rate"] = evals[i // 20 - 1]
+            w.log_step(i, row)
+    return diagnose(load_run(path))
+
+
+def test_an_eval_at_004_that_loses_a_fifth_of_itself_falls_in_its_own_units(tmp_path):
+    # recgrpo_uncapped's shape (the thread's reading: recall@10 0.042 -> 0.033 while the reward doubles), 100 steps
+    # apart. First third median(0.042, 0.040) = 0.041, last third median(0.033, 0.0325) = 0.03275: a fall of
+    # 0.00825, 20.1% of its level (>= 10%). Differences -0.002 -0.006 +0.004 -0.005 -0.0005, median -0.002; their
+    # absolute deviations 0 .004 .006 .003 .0015 have median 0.003, so the noise is 0.003 x 1.4826 / sqrt 2 =
+    # 0.003145 and the fall is 2.62 times it (>= 2). Mann-Kendall: S = -5 -4 -1 -2 -1 = -13 of 15 pairs,
+    # tau = -0.867, exact two-sided p = 0.017 (< 0.05). The absolute 0.15 bar would never fire at this level.
+    f = finding(_eval_run(tmp_path, [0.042, 0.040, 0.034, 0.038, 0.033, 0.0325], "falls"), "eval_diverges")
+    assert f is not None and f.severity == "warning"
+    assert f.evidence[0].text.startswith("eval/pass_rate fell from 0.041 to 0.0328 (20.1% of its level, 2.62 times "
+                                         "its eval-to-eval noise 0.00315; Mann-Kendall p = 0.017 over 6 evals)")
+
+
+def test_an_eval_that_wobbles_or_barely_moves_does_not_fall(tmp_path):
+    # recgrpo_lambda8's recall@10 order: S = -5 -2 +1 +2 -1 = -5, tau = -0.33, p = 0.47: no trend, however far the
+    # first eval is from the last
+    assert finding(_eval_run(tmp_path, [0.0495, 0.047, 0.042, 0.039, 0.049, 0.0438], "wobble"), "eval_diverges") is None
+    # a perfectly ordered fall (p = 0.0028) of 0.0002 on a 0.04 score: 0.5% of its level, under the tenth
+    assert finding(_eval_run(tmp_path, [0.0401, 0.04008, 0.04006, 0.04004, 0.04002, 0.0399], "tiny"),
+                   "eval_diverges") is None
+    # ordered and a fifth of its level, but its wobble is as large as the fall: first third median 0.0411, last
+    # third 0.0331 (fall 0.008); differences -0.0002 -0.0138 +0.0138 -0.0138 -0.0002, median -0.0002, absolute
+    # deviations 0 .0136 .014 .0136 0 -> median 0.0136 -> noise 0.0143 > fall / 2
+    assert finding(_eval_run(tmp_path, [0.0412, 0.041, 0.0272, 0.041, 0.0272, 0.033], "noisy"), "eval_diverges") is None

@@ -590,6 +590,10 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "整个训练的中位数 {v}：训练一开始就处在这个水平，不是爆炸"),
     (r"reward rises by (?P<v>\S+) from step (?P<s>\S+) on \(p = (?P<p>\S+)\)", "从第 {s} 步起 reward 上升 {v}（p = {p}）"),
     # learning.py
+    ((r"(?P<m>\S+) fell from (?P<a>\S+) to (?P<b>\S+) \((?P<pct>\S+)% of its level, (?P<x>\S+) times its eval-to-eval "
+      r"noise (?P<w>\S+); Mann-Kendall p = (?P<p>\S+) over (?P<n>\S+) evals\) while the train reward rose \(p = (?P<rp>\S+)\)"),
+     "{m} 从 {a} 降到 {b}（占其水平的 {pct}%，是两次 eval 之间噪声 {w} 的 {x} 倍；Mann-Kendall p = {p}，共 {n} 次 eval），"
+     "而训练 reward 在上升（p = {rp}）"),
     (r"(?P<m>\S+) fell from (?P<a>\S+) to (?P<b>\S+) while train reward changed by (?P<c>\S+)",
      "{m} 从 {a} 降到 {b}，而训练 reward 变化了 {c}"),
     (r"(?P<m>\S+): (?P<n>\S+) NaN/inf value\(s\), first at step (?P<s>\S+)", "{m}：{n} 个 NaN/inf 值，最早在第 {s} 步"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from dashboard.diagnosis import checks as C
-from dashboard.diagnosis import facts
+from dashboard.diagnosis import facts, stats
 from dashboard.diagnosis.build import evidence, finding, fmt
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
@@ -26,6 +26,14 @@ FALL_BAND, FALL_CRIT_BAND, STRONG_P = 0.2, 0.5, 1e-3
 # 0.35), so a fall counts from 0.15 on, between medians of at least two evals each.
 EVAL_FALL, EVAL_FALL_CRIT = 0.15, 0.25
 MIN_EVALS = 6
+# A held-out score need not be a pass rate near 0.5: a recommender's recall@10 sits at 0.04, where 0.15 is four
+# times the whole score. There a fall is judged in the score's own units: Mann-Kendall says the evals fall (p <
+# ALPHA, the rank test a healthy run's wobble does not pass: it needs 6 evals in nearly falling order), the fall
+# (median of the last third of the evals against the first third) is at least EVAL_REL_FALL of the early level
+# (a tenth of the held-out score lost is a regression whatever the score's scale; a round share, fitted to no run)
+# and at least EVAL_NOISE_FALL times the eval's point-to-point noise (stats.noise: a fall of one eval's wobble is
+# no fall, however the ranks line up), while the train reward rises by the test facts.rises applies.
+EVAL_REL_FALL, EVAL_NOISE_FALL = 0.1, 2.0
 NON_FINITE_WATCH = ("loss/total", "loss/policy", "optim/grad_norm", "policy/entropy", "policy/kl_ref",
                     "reward/mean", "adv/std")
 
@@ -94,10 +102,14 @@ def eval_diverges(d: RunData):
     _, r = d.dense("reward/mean")
     w = window_for(len(r))
     rise = late_level(r, w) - early_level(r, w)
-    if not (e0 - e1 > EVAL_FALL and rise > 0):
+    if e0 - e1 > EVAL_FALL and rise > 0:
+        bar, how = e0 - EVAL_FALL, f"median of the last {k} evals vs the first {k}"
+        said = f"{name} fell from {fmt(e0)} to {fmt(e1)} while train reward changed by {fmt(rise):s}"
+    elif (own := eval_falls_in_own_units(d, name, e0, e1)) is not None:
+        bar, how, said = own
+    else:
         return []
-    ev = [evidence(name, e1, e0 - EVAL_FALL, f"median of the last {k} evals vs the first {k}",
-                   f"{name} fell from {fmt(e0)} to {fmt(e1)} while train reward changed by {fmt(rise):s}"),
+    ev = [evidence(name, e1, bar, how, said),
           evidence("reward/mean", rise, 0.0, f"last {w} steps minus early level", f"train reward {fmt(rise)} up")]
     ln = d.dense("completions/len_mean")
     if ln is not None and len(ln[1]) > 2 * w:
@@ -106,6 +118,23 @@ def eval_diverges(d: RunData):
     severity = "critical" if e0 - e1 > EVAL_FALL_CRIT else "warning"
     return [finding("eval_diverges", severity, "Train reward rises but eval falls", (int(es[0]), int(es[-1])), ev,
                     C.EVAL_DIVERGES, metrics=(name, "reward/mean", "completions/len_mean"))]
+
+
+def eval_falls_in_own_units(d: RunData, name: str, e0: float, e1: float) -> tuple[float, str, str] | None:
+    """(threshold, how, what) when the eval `name` falls from its early level e0 to its late level e1 in its own units
+    (EVAL_REL_FALL, EVAL_NOISE_FALL: a significant Mann-Kendall fall, a tenth of its level, twice its noise)
+    while the train reward rises significantly (facts.rises); None otherwise."""
+    got = facts.eval_trend(d)
+    if got is None or got[0] != name or got[1].direction() != "down" or not facts.rises(d, facts.reward_trend(d)):
+        return None
+    t, fall, wobble = got[1], e0 - e1, stats.noise(d.dense(name)[1])
+    if not (e0 > 0 and fall >= EVAL_REL_FALL * e0 and np.isfinite(wobble) and fall >= EVAL_NOISE_FALL * wobble):
+        return None
+    rt = facts.reward_trend(d)
+    return (e0 * (1.0 - EVAL_REL_FALL), "fall against its own level and noise, Mann-Kendall over the evals",
+            f"{name} fell from {fmt(e0)} to {fmt(e1)} ({fmt(100 * fall / e0)}% of its level, {fmt(fall / wobble)} "
+            f"times its eval-to-eval noise {fmt(wobble)}; Mann-Kendall p = {t.p:.2g} over {t.n} evals) while the "
+            f"train reward rose (p = {rt.p:.2g})")
 
 
 def _logged_nans(d: RunData):
