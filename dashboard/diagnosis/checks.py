@@ -101,6 +101,12 @@ REWARD_RETURNS = Check("the reward functions' return values", "call each reward 
 SAMPLING_TRUNCATION = Check("the sampling truncation", "top_p below 1 or a top_k makes the engine sample, and "
                             "report log-probs, from a cut distribution the trainer does not use; rerun a few steps "
                             "with top_p 1 and top_k off and compare the gap", config("rollout.top_p"))
+# huggingface/trl#5312 (and #5313, #4571): vLLM's sleep level 2 drops the weights; waking it without a fresh sync
+# (or a reload_weights that overwrites the synced ones) leaves the engine sampling from other weights
+WEIGHT_SYNC = Check("the weight sync to the inference engine", "after each sync (and after every wake-up from "
+                    "sleep) the engine must hold the trainer's weights: generate a few tokens from both and compare "
+                    "log-probs; with vLLM sleep mode, check that the weights are synced after the wake-up, not "
+                    "reloaded from disk", chart("policy/rollout_logprob_abs_diff"))
 NON_FINITE = Check("where the first NaN/inf appears", "look at grad norm, loss and KL just before it; lower the LR, "
                    "check for log(0) in the KL estimator or a division by a zero std", chart("loss/total"))
 

@@ -58,7 +58,9 @@ TITLES: dict[str, tuple[tuple[str, str], ...]] = {
         (r"First-step ratio is not 1: the first step moves far more than its warm-up learning rate can",
          "第一步 ratio 不为 1：第一步的变化远超 warm-up 学习率所能带来的幅度（old log-prob 与训练端不一致）"),
         (r"First-step ratio is not 1.*", "第一步 ratio 不为 1：old log-prob 与训练端不一致"),
-        (r"The rollout engine's log-probs are far from the trainer's", "rollout engine 的 log-prob 与训练端相差很大")),
+        (r"The rollout engine's log-probs are far from the trainer's", "rollout engine 的 log-prob 与训练端相差很大"),
+        (r"The rollout engine's log-probs jump away from the trainer's and stay: the engine samples from other weights",
+         "rollout engine 的 log-prob 突然偏离训练端并一直保持：引擎在用别的权重采样")),
     "kl_clip_explode": ((r"KL / clip fraction explode", "KL/clip fraction 暴涨"),
                         (r"KL jumps far above its own level", "KL 跳到远高于自身水平的位置"),
                         (r"KL to the reference climbs far from it", "相对 reference 的 KL 一路攀升，远离起点"),
@@ -173,6 +175,10 @@ CHECKS: dict[str, tuple[str, str]] = {
                                        "loss 为 0，梯度为 NaN"),
     "batch_sizes": ("batch 大小", "手算一遍：每张 GPU 每个 optimizer step 的回答数（mini-batch x 每个 prompt 的回答数 / GPU 数）除以 "
                     "micro-batch，必须是不小于 1 的整数；一个 generation batch 必须覆盖整数个 optimizer step"),
+    "weight_sync_to_the_inference_engine": (
+        "向推理引擎同步权重",
+        "每次同步之后（以及每次从 sleep 唤醒之后），引擎里必须是训练端的权重：用两边对同几个 token 生成并比较 log-prob；"
+        "用 vLLM sleep mode 时，检查唤醒之后权重是重新同步的，而不是从磁盘重新加载的"),
     "sampling_truncation": ("采样截断", "top_p 小于 1 或设了 top_k 时，引擎从截断后的分布采样并报告其 log-prob，而训练端用的是完整 softmax；"
                             "用 top_p 1、关掉 top_k 跑几步，对比差距"),
     "group_ids": ("group id", "把回答分组的 id 必须是 prompt 的 id（每个 prompt 一个，复制给它的每次重复）；打印某一步的 id 和 prompt，"
@@ -505,6 +511,11 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"only (?P<n>\S+) logged step\(s\) before the groups tied at step (?P<s>\S+): mostly a consequence; "
      r"check the tied groups first"), "group 在第 {s} 步全组同分之前只记录了 {n} 步：多半是它的后果；先查全组同分的 group"),
     # rules/engine_gap.py
+    ((r"(?P<m>.+) sits at (?P<a>\S+) \(within numerics\) until step (?P<s>\S+), then jumps to (?P<v>\S+) at step "
+      r"(?P<t>\S+) and stays \(median (?P<e>\S+) over (?P<n>\S+) logged steps\): from there the engine samples from "
+      r"other weights than the trainer's"),
+     ("{m} 到第 {s} 步为止都在 {a}（数值误差之内），第 {t} 步跳到 {v} 并一直保持（之后 {n} 个记录步的中位数 {e}）："
+      "从那以后引擎用来采样的权重已不是训练端的权重")),
     ((r"per-response IS ratio \(a product over the response's tokens\): median (?P<x>\S+) over responses of "
       r"(?P<l>\S+) tokens on average is a per-token gap of (?P<v>\S+) nats \(\|log ratio\| / length\) > (?P<b>\S+), "
       r"beyond bf16 numerics"),

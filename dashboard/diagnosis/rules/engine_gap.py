@@ -61,6 +61,21 @@ GAP_GROWTH, MIN_GROWTH_STEPS = 3.0, 8
 GROWING = (("policy/rollout_logprob_abs_diff", "mean |log p rollout - log p train|", 0.0, LOGPROB_DIFF),
            ("policy/rollout_kl", "KL(rollout || train) per token", 0.0, LOGPROB_DIFF ** 2 / 2),
            ("policy/rollout_exp_logprob_abs_diff", "mean exp(|log p rollout - log p train|) - 1", 1.0, LOGPROB_DIFF))
+# A per-token gap that steps up and stays (huggingface/trl#5312: with vLLM's sleep mode the engine woke without
+# the weights just synced, and sampled from them for the rest of the run: the gap at bf16 numerics on the first
+# step, 0.81 nats per token at the end, an IS ratio of 3e-7). The engine's weights were right while the gap sat
+# within numerics (its bound, the per-token yardstick above), then a sync, a wake-up or a reload stopped putting
+# the trainer's weights in the engine. Its shape: at least one logged step within the bound; from the first step
+# beyond it, a level that is GAP_GROWTH (3) times the level before (the growth bar above), reached at once (that
+# first step is already JUMP_REACH of the new level: a climb crosses the bound low and keeps rising, which
+# _growing_gap judges) and kept (STAY_SHARE of the later steps beyond the bound, on MIN_STAY of them or more).
+JUMP_REACH, STAY_SHARE, MIN_STAY = 0.5, 0.8, 3
+# (column, what it is, its value at no gap, its bound)
+JUMPING = (("policy/rollout_logprob_abs_diff", "mean |log p rollout - log p train|", 0.0, ENGINE_LOGP_DIFF),
+           ("policy/rollout_kl", "KL(rollout || train) per token", 0.0, ENGINE_KL),
+           ("policy/rollout_exp_logprob_abs_diff", "mean exp(|log p rollout - log p train|) - 1", 1.0, ENGINE_EXP_DEV),
+           ("policy/rollout_is_ratio_mean", "|mean IS ratio - 1|", 1.0, ENGINE_IS_DEV),
+           ("policy/rollout_is_weight_mean", "|mean IS weight - 1|", 1.0, ENGINE_IS_DEV))
 VLLM_KL = ("vllm_kl", "train/vllm_kl")
 # per-token extremes shown beside a gap: (column, what it is)
 GAP_EXTREMES = (("policy/rollout_logprob_abs_diff_max", "largest |log p rollout - log p train| on one token"),
@@ -150,6 +165,30 @@ def _growing_gap(d: RunData) -> list:
                                                              if still else "")
                          + "; numerics at fixed weights give the same gap at every step")]
     return []
+
+
+def gap_jump(d: RunData) -> tuple[list, int | None]:
+    """([evidence], the step it jumped at) of the first per-token gap (JUMPING) that sits within its bound, then steps up to a new level and
+    stays there: the weights the engine samples from stopped being the trainer's at that step. ([], None): none."""
+    for name, what, zero, bound in JUMPING:
+        x = d.dense(name)
+        if x is None:
+            continue
+        steps, gap = x[0], np.abs(x[1] - zero)
+        beyond = np.flatnonzero(gap > bound)
+        if not len(beyond) or beyond[0] == 0:
+            continue
+        k = int(beyond[0])
+        before, after = float(np.median(gap[:k])), float(np.median(gap[k:]))
+        if (len(gap) - k < MIN_STAY or np.mean(gap[k:] > bound) < STAY_SHARE or after < GAP_GROWTH * before
+                or gap[k] < JUMP_REACH * after):
+            continue
+        return [evidence(name, after, bound, f"median from step {int(steps[k])} on",
+                         f"{what} sits at {fmt(before)} (within numerics) until step {int(steps[k - 1])}, then jumps "
+                         f"to {fmt(float(gap[k]))} at step {int(steps[k])} and stays (median {fmt(after)} over "
+                         f"{len(gap) - k} logged steps): from there the engine samples from other weights than the "
+                         "trainer's")], int(steps[k])
+    return [], None
 
 
 def vllm_kl(d: RunData) -> list:

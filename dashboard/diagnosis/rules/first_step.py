@@ -57,6 +57,7 @@ from dashboard.diagnosis.rules.engine_gap import (
     ROLLOUT_KL,
     VLLM_KL,
     engine_gap,
+    gap_jump,
     implied_token_gap,
     vllm_kl,
 )
@@ -279,7 +280,9 @@ def from_proxies(d: RunData):
     first = _trl_first_steps(d)
     one = trl_step_one(d)
     warm = warmup_first_step(d)
-    gap = engine_gap(d) + vllm_kl(d)
+    jump, jumped_at = gap_jump(d)
+    gap = jump + [e for e in engine_gap(d) + vllm_kl(d) if e.metric not in {j.metric for j in jump}]
+    sync = (C.WEIGHT_SYNC,) if jump else ()  # huggingface/trl#5312: the maintainers' first check
     if not (first or one or warm or gap):
         known = (on_policy_steps(d) is not None or (is_trl(d) and _first(d, ("policy/clipfrac",)) is not None)
                  or (warmup_judged(d) is not None and any(d.dense(n) is not None for n in
@@ -308,19 +311,24 @@ def from_proxies(d: RunData):
         severity = "critical" if first or (one is not None and (one[1] >= CLIP_STEP_ONE and one[0] >= 0.5 * one[1])
                                            and one[0] >= 2 * CLIP_STEP_ONE) else "warning"
         return [finding("first_step_ratio", severity, "First-step ratio is not 1: the clip fraction is not 0 on "
-                        "on-policy steps", rng, ev + (warm[0] if warm else []) + gap, C.FIRST_STEP,
+                        "on-policy steps", rng, ev + (warm[0] if warm else []) + gap, sync + C.FIRST_STEP,
                         metrics=("policy/clipfrac",))]
     if warm:
         ev, crit, wrng = warm
         return [finding("first_step_ratio", "critical" if crit else "warning",
                         "First-step ratio is not 1: the first step moves far more than its warm-up learning rate "
-                        "can", wrng, ev + gap, C.FIRST_STEP,
+                        "can", wrng, ev + gap, sync + C.FIRST_STEP,
                         metrics=tuple(dict.fromkeys(e.metric for e in ev)) + ("optim/lr",))]
     cut = truncated_sampling(d)
     if cut is not None:  # huggingface/trl#6789: the engine samples from a cut distribution the trainer does not
         gap = [*gap, evidence(f"config:{cut.split(' = ')[0]}", float("nan"), None, "config",
                               f"{cut}: the engine samples from a truncated distribution and reports its log-probs, "
                               "the trainer scores the full softmax")]
+    if jump:
+        return [finding("first_step_ratio", "warning", "The rollout engine's log-probs jump away from the trainer's "
+                        "and stay: the engine samples from other weights", (jumped_at, rng[1]), gap,
+                        sync + ((C.SAMPLING_TRUNCATION,) if cut else ()) + C.FIRST_STEP,
+                        metrics=tuple(e.metric for e in gap if not e.metric.startswith("config:")))]
     return [finding("first_step_ratio", "warning", "The rollout engine's log-probs are far from the trainer's", rng,
                     gap, ((C.SAMPLING_TRUNCATION,) if cut else ()) + C.FIRST_STEP,
                     metrics=tuple(e.metric for e in gap if not e.metric.startswith("config:")))]
