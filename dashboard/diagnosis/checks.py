@@ -107,6 +107,11 @@ WEIGHT_SYNC = Check("the weight sync to the inference engine", "after each sync 
                     "sleep) the engine must hold the trainer's weights: generate a few tokens from both and compare "
                     "log-probs; with vLLM sleep mode, check that the weights are synced after the wake-up, not "
                     "reloaded from disk", chart("policy/rollout_logprob_abs_diff"))
+# THUDM/slime#1695 (a jump at a resume), #1761 (a resumed scheduler advanced twice)
+RESUME_STATE = Check("the optimizer and scheduler state of the resumed checkpoint", "a resume must restore the "
+                     "optimizer's moments, the learning-rate schedule's position and the data order with the "
+                     "weights: compare optim/lr and the grad norm on both sides of the resume, and load the "
+                     "checkpoint's weights in the engine before its first rollout", chart("optim/lr"))
 NON_FINITE = Check("where the first NaN/inf appears", "look at grad norm, loss and KL just before it; lower the LR, "
                    "check for log(0) in the KL estimator or a division by a zero std", chart("loss/total"))
 

@@ -35,6 +35,7 @@ SYMPTOMS: dict[str, str] = {
     "config_many_reuses": "每批 rollout 上的 optimizer step 过多",
     "reference_mismatch": "第一步的参考 KL 就远离 0",
     "truncation": "大量 completion 在长度上限处被截断",
+    "resume_jump": "断点续训不平滑：续训处出现跳变",
 }
 
 # rule id -> ((English title as a full-match regex, Chinese template filled with the named groups), ...)
@@ -51,6 +52,8 @@ TITLES: dict[str, tuple[tuple[str, str], ...]] = {
         (r"Zero-variance groups dominate \(both all-pass and all-fail\)", "全组同分的 group 占多数（全对、全错都有）"),
         (r"Zero-variance groups dominate", "全组同分的 group 占多数"),
         (r"Zero-variance groups from solved prompts: the task saturates", "全组同分来自已解出的 prompt：任务饱和了")),
+    "resume_jump": ((r"The run jumps at its resume \(step (?P<s>\S+)\): the resume is not seamless",
+                     "训练在续训处（第 {s} 步）出现跳变：断点续训不平滑"),),
     "small_group": ((r"Group too small \(G = (?P<g>.+)\)", "group 太小（G = {g}）"),),
     "first_step_ratio": (
         (r"First-step ratio is not 1: the clip fraction is not 0 on on-policy steps",
@@ -177,8 +180,12 @@ CHECKS: dict[str, tuple[str, str]] = {
                     "micro-batch，必须是不小于 1 的整数；一个 generation batch 必须覆盖整数个 optimizer step"),
     "weight_sync_to_the_inference_engine": (
         "向推理引擎同步权重",
-        "每次同步之后（以及每次从 sleep 唤醒之后），引擎里必须是训练端的权重：用两边对同几个 token 生成并比较 log-prob；"
-        "用 vLLM sleep mode 时，检查唤醒之后权重是重新同步的，而不是从磁盘重新加载的"),
+        ("每次同步之后（以及每次从 sleep 唤醒之后），引擎里必须是训练端的权重：用两边对同几个 token 生成并比较 log-prob；"
+         "用 vLLM sleep mode 时，检查唤醒之后权重是重新同步的，而不是从磁盘重新加载的")),
+    "optimizer_and_scheduler_state_of_the_resumed_checkpoint": (
+        "续训 checkpoint 的 optimizer 与 scheduler 状态",
+        ("续训必须连同权重一起恢复 optimizer 的动量、学习率调度所处的位置和数据顺序：对比续训前后的 optim/lr 和 grad norm，"
+         "并在第一次 rollout 之前把 checkpoint 的权重载入推理引擎")),
     "sampling_truncation": ("采样截断", "top_p 小于 1 或设了 top_k 时，引擎从截断后的分布采样并报告其 log-prob，而训练端用的是完整 softmax；"
                             "用 top_p 1、关掉 top_k 跑几步，对比差距"),
     "group_ids": ("group id", "把回答分组的 id 必须是 prompt 的 id（每个 prompt 一个，复制给它的每次重复）；打印某一步的 id 和 prompt，"
@@ -510,6 +517,17 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在第 {s} 步 group 全组同分之后才出现：是它的后果；先查全组同分的 group"),
     ((r"only (?P<n>\S+) logged step\(s\) before the groups tied at step (?P<s>\S+): mostly a consequence; "
      r"check the tied groups first"), "group 在第 {s} 步全组同分之前只记录了 {n} 步：多半是它的后果；先查全组同分的 group"),
+    # rules/resume.py
+    ((r"logged steps jump from (?P<a>\S+) to (?P<b>\S+) \(a logging stride is (?P<s>\S+)\): rows are missing, as after "
+      r"a relaunch"), "记录的 step 从 {a} 跳到 {b}（记录间隔为 {s}）：缺了若干行，像是重新启动之后"),
+    (r"the reader joined a resumed or restarted launch at step (?P<s>\S+)",
+     "读取时在第 {s} 步接上了一次续训或重启的运行"),
+    ((r"(?P<m>.+) is (?P<b>\S+) before the seam and (?P<a>\S+) after it \(> (?P<x>\S+), (?P<how>.+?)\): the engine "
+      r"samples from other weights than the trainer's right after the resume"),
+     "{m} 在续训前为 {b}，续训后为 {a}（> {x}，{how}）：续训一开始引擎用来采样的权重就不是训练端的权重"),
+    ((r"reward (?P<b>\S+) before the seam, (?P<a>\S+) after it: a shift of (?P<d>\S+), (?P<n>\S+) times its "
+      r"step-to-step noise and (?P<f>\S+) of its spread (?P<s>\S+) \((?P<how>.+)\)"),
+     "reward 续训前为 {b}，续训后为 {a}：变化 {d}，是其逐步噪声的 {n} 倍、其回答间离散度 {s}（{how}）的 {f}"),
     # rules/engine_gap.py
     ((r"(?P<m>.+) sits at (?P<a>\S+) \(within numerics\) until step (?P<s>\S+), then jumps to (?P<v>\S+) at step "
       r"(?P<t>\S+) and stays \(median (?P<e>\S+) over (?P<n>\S+) logged steps\): from there the engine samples from "
@@ -603,8 +621,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     # learning.py
     ((r"(?P<m>\S+) fell from (?P<a>\S+) to (?P<b>\S+) \((?P<pct>\S+)% of its level, (?P<x>\S+) times its eval-to-eval "
       r"noise (?P<w>\S+); Mann-Kendall p = (?P<p>\S+) over (?P<n>\S+) evals\) while the train reward rose \(p = (?P<rp>\S+)\)"),
-     "{m} 从 {a} 降到 {b}（占其水平的 {pct}%，是两次 eval 之间噪声 {w} 的 {x} 倍；Mann-Kendall p = {p}，共 {n} 次 eval），"
-     "而训练 reward 在上升（p = {rp}）"),
+     ("{m} 从 {a} 降到 {b}（占其水平的 {pct}%，是两次 eval 之间噪声 {w} 的 {x} 倍；Mann-Kendall p = {p}，共 {n} 次 eval），"
+      "而训练 reward 在上升（p = {rp}）")),
     (r"(?P<m>\S+) fell from (?P<a>\S+) to (?P<b>\S+) while train reward changed by (?P<c>\S+)",
      "{m} 从 {a} 降到 {b}，而训练 reward 变化了 {c}"),
     (r"(?P<m>\S+): (?P<n>\S+) NaN/inf value\(s\), first at step (?P<s>\S+)", "{m}：{n} 个 NaN/inf 值，最早在第 {s} 步"),

@@ -11,6 +11,7 @@ from dashboard.diagnosis.rules import (  # noqa: F401 - importing a rules module
     learning,
     length,
     policy,
+    resume,
     reward,
     samples,
     schedule,

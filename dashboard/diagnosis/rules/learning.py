@@ -132,9 +132,9 @@ def eval_falls_in_own_units(d: RunData, name: str, e0: float, e1: float) -> tupl
         return None
     rt = facts.reward_trend(d)
     return (e0 * (1.0 - EVAL_REL_FALL), "fall against its own level and noise, Mann-Kendall over the evals",
-            f"{name} fell from {fmt(e0)} to {fmt(e1)} ({fmt(100 * fall / e0)}% of its level, {fmt(fall / wobble)} "
-            f"times its eval-to-eval noise {fmt(wobble)}; Mann-Kendall p = {t.p:.2g} over {t.n} evals) while the "
-            f"train reward rose (p = {rt.p:.2g})")
+            (f"{name} fell from {fmt(e0)} to {fmt(e1)} ({fmt(100 * fall / e0)}% of its level, {fmt(fall / wobble)} "
+             f"times its eval-to-eval noise {fmt(wobble)}; Mann-Kendall p = {t.p:.2g} over {t.n} evals) while the "
+             f"train reward rose (p = {rt.p:.2g})"))
 
 
 def _logged_nans(d: RunData):
