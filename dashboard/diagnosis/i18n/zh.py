@@ -173,32 +173,31 @@ CHECKS: dict[str, tuple[str, str]] = {
     "scheduler_s_total_steps": ("调度器的总步数", "把调度器的总步数（max_steps、num_train_epochs x 每个 epoch 的步数、"
                                 "total_training_steps）与训练实际走的步数对比；每批 rollout 做多个 optimizer step 或用梯度累积时，"
                                 "两者数的不是同一种步"),
-    "reward_functions_return_values": ("reward 函数的返回值", "在几条记录下来的 completion 上逐个调用 reward 函数，看有没有 None 或 NaN"
-                                       "（解析出错、API 调用失败、空回答）：一个 group 里只要有一个，它的 advantage 就成了 NaN，"
+    "reward_functions_return_values": ("reward 函数的返回值", "在几条记录下来的 completion 上逐个调用 reward 函数，看有没有空值（None）或 NaN"
+                                       "（解析出错、接口调用失败、空回答）：一个 group 里只要有一个，它的 advantage 就成了 NaN，"
                                        "loss 为 0，梯度为 NaN"),
-    "batch_sizes": ("batch 大小", "手算一遍：每张 GPU 每个 optimizer step 的回答数（mini-batch x 每个 prompt 的回答数 / GPU 数）除以 "
-                    "micro-batch，必须是不小于 1 的整数；一个 generation batch 必须覆盖整数个 optimizer step"),
+    "batch_sizes": ("batch 大小", "手算一遍：每张显卡每个 optimizer step 的回答数（小批量 x 每个 prompt 的回答数 / 显卡数）除以 "
+                    "微批量，必须是不小于 1 的整数；一次生成的 batch 必须覆盖整数个 optimizer step"),
     "weight_sync_to_the_inference_engine": (
         "向推理引擎同步权重",
-        ("每次同步之后（以及每次从 sleep 唤醒之后），引擎里必须是训练端的权重：用两边对同几个 token 生成并比较 log-prob；"
-         "用 vLLM sleep mode 时，检查唤醒之后权重是重新同步的，而不是从磁盘重新加载的")),
+        ("每次同步之后（以及每次从休眠中唤醒之后），引擎里必须是训练端的权重：让两边对同几个 token 算 log-prob 并比较；"
+         "用 vLLM 的休眠模式时，检查唤醒之后权重是重新同步的，而不是从磁盘重新加载的")),
     "optimizer_and_scheduler_state_of_the_resumed_checkpoint": (
         "续训 checkpoint 的 optimizer 与 scheduler 状态",
         ("续训必须连同权重一起恢复 optimizer 的动量、学习率调度所处的位置和数据顺序：对比续训前后的 optim/lr 和 grad norm，"
          "并在第一次 rollout 之前把 checkpoint 的权重载入推理引擎")),
     "sampling_truncation": ("采样截断", "top_p 小于 1 或设了 top_k 时，引擎从截断后的分布采样并报告其 log-prob，而训练端用的是完整 softmax；"
                             "用 top_p 1、关掉 top_k 跑几步，对比差距"),
-    "group_ids": ("group id", "把回答分组的 id 必须是 prompt 的 id（每个 prompt 一个，复制给它的每次重复）；打印某一步的 id 和 prompt，"
-                  "检查同一 prompt 的回答是否共用一个 id"),
-    "stop_token": ("停止 token", "生成只会在给定的 eos/stop token id 处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
-                   "token（它的 chat template 的结束 token）与 tokenizer 和 generation config 的 eos_token_id 对比；长度上限远低于"
-                   "回答长度时看起来也一样"),
+    "group_ids": ("group 编号", "把回答分组的编号必须是 prompt 的编号（每个 prompt 一个，复制给它的每次重复）；打印某一步的编号和 "
+                  "prompt，检查同一 prompt 的回答是否共用一个编号"),
+    "stop_token": ("停止 token", "生成只在给定的 eos/stop token 编号处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
+                   "token（其对话模板的结束 token）与分词器和生成配置里的 eos_token_id 对比；长度上限远低于回答长度时看起来也一样"),
     "length_limit": ("长度上限", "被截断的回答通常得 0 分；调高 max_new_tokens，或对超长回答显式惩罚"),
     "where_the_first_nan_inf_appears": (
         "第一个 NaN/inf 出现在哪里",
         "看它之前的 grad norm、loss 和 KL；降低 LR，检查 KL estimator 里有没有 log(0)，或除以为零的 std"),
     "serving_vs_training_numerics": (
-        "serving 与 training 的数值",
+        "推理引擎与训练端的数值",
         "比较 rollout engine 与训练端对同一批 token 算出的 log-prob（policy/rollout_logprob_abs_diff）"),
     "old_log_probs_belong_to_the_policy_that_sampled": (
         "old log-prob 是否属于采样时的 policy", "old log-prob 张量过时或被打乱（顺序错、padding 错）也会让 ratio 偏离 1"),
@@ -769,6 +768,10 @@ NOT_JUDGED: tuple[tuple[str, str], ...] = (
     (r"(?P<m>\S+) is not logged by this run", "这次训练没有记录 {m}"),
     (r"(?P<m>\S+) has (?P<n>\S+) finite value\(s\); this rule needs (?P<k>\S+)", "{m} 只有 {n} 个有限值；这条规则至少需要 {k} 个"),
     (r"the config does not say both where the reward KL and the loss KL go", "配置没有同时说明 reward 的 KL 和 loss 的 KL 加在哪里"),
+    (r"the config does not give the batch sizes to check", "配置没有给出可供核对的 batch 大小"),
+    (r"the samples do not give step, group id and prompt", "样本没有给出 step、group 编号和 prompt"),
+    ((r"neither groups/zero_std_frac nor reward/std is logged, and no pass rate with a group size to estimate the "
+      r"tied groups from"), "groups/zero_std_frac 和 reward/std 都没有记录，也没有可用来估算全组同分比例的 pass rate 和 group 大小"),
     (r"the config does not give epochs or minibatches per rollout", "配置没有给出每批 rollout 的 epochs 或 minibatch 数"),
     (r"the config does not give the group size and advantage mode", "配置没有给出 group 大小和 advantage 的计算方式"),
     (r"(?P<v>.+) has no group baseline: no per-group normalisation", "{v} 没有组内 baseline：不做按组标准化"),
@@ -780,6 +783,7 @@ NOT_JUDGED: tuple[tuple[str, str], ...] = (
     (r"neither policy/kl_ref nor policy/clipfrac is logged", "policy/kl_ref 和 policy/clipfrac 都没有记录"),
     (r"(?P<a>\S+) and (?P<b>\S+) are not logged", "{a} 和 {b} 都没有记录"),
     (r"neither the sampling temperature, the entropy nor sample texts are available", "采样温度、entropy 和样本文本都没有"),
+    (r"optim/lr is not logged \(or on fewer than (?P<n>\S+) steps\)", "没有记录 optim/lr（或者记录的步数少于 {n}）"),
     (r"policy/kl_ref is not logged \(or only as placeholder zeros\)", "没有记录 policy/kl_ref（或者只是占位的 0）"),
     (r"the first KL to the reference is logged at step (?P<s>\S+), after updates: the starting KL is unknown",
      "第一个参考 KL 记录在第 {s} 步，已经更新过了：起点的 KL 未知"),
