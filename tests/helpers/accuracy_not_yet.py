@@ -8,7 +8,8 @@ once the 31 runs kept aside were added to the corpus).
 # Real runs the diagnosis misses, by run name.
 NOT_YET: dict[str, str] = {
     # issue 36 (readers): the log does not open, or opens without its eval series
-    "roll_rdan_qwen3_4b": "opens (issue 36); zero_variance missed: advantage/zero_rate needs the ROLL map and a rule",
+    "roll_rdan_qwen3_4b": ("opens (issue 36); advantage/zero_rate is RDAN-GRPO's share of responses with |A| <= 1e-8, read as "
+                           "adv/zero_frac (0.70-0.72); zero_variance reads groups/zero_std_frac only: a rule change"),
     "recgrpo_uncapped": "eval series read (issue 36); eval falls 0.042 -> 0.033, under the rule's absolute 0.15",
     "recgrpo_lambda8": "eval series read (issue 36); eval falls 0.050 -> 0.044, under the rule's absolute 0.15",
 }
