@@ -136,3 +136,25 @@ def test_printed_dicts_without_a_key_of_trls_own_are_a_trainer_console_until_one
         fh.write("{'loss': 0.01, 'reward': 0.4, 'reward_std': 0.2, 'learning_rate': 1e-06, 'kl': 0.04}\n")
     assert run.refresh() == 1 and run.meta.source == "trl-console"
     assert run.metrics["reward/std"].iloc[-1] == 0.2
+
+
+def test_a_non_number_logged_at_every_step_is_one_note_however_the_log_is_read(tmp_path):
+    """A key holding a non-number beside its numbers at every other dict, the console read live two dicts at a
+    time (as a buffered redirect hands them over): one note naming the key, its first lines and how many more,
+    not one note per read. 50 reads: lines 1, 3, 5 and 47 more."""
+    log = tmp_path / "train.log"
+
+    def two(i: int) -> str:
+        return (f"{{'loss': 0.1, 'reward': 0.{i}, 'reward_std': 0.1, 'kl': 'n/a'}}\n"
+                f"{{'loss': 0.1, 'reward': 0.{i}5, 'reward_std': 0.1, 'kl': 0.0{i % 9 + 1}}}\n")
+
+    log.write_text(two(0))
+    run = open_run(log)
+    for i in range(1, 50):
+        with log.open("a") as fh:
+            fh.write(two(i))
+        run.refresh()
+    notes = [str(p) for p in run.problems if "non-numeric" in str(p)]
+    assert notes == ["train.log: line 1, 3, 5 and 47 more: non-numeric kl; left null"]
+    m = run.metrics
+    assert len(m) == 100 and m["policy/kl_ref"].isna().sum() == 50
