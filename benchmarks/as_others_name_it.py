@@ -11,7 +11,7 @@ samples nor config (what reading can recover is the question, not what a config 
 - `eval_rows`: eval metrics on rows of their own (`"split": "eval"`) between the train rows, at their steps;
 - `per_response`: the reward's mean and spread as a list of per-response rewards (`"rewards": [[m - s], [m + s]]`,
   groups of one, so no tie is made up) in place of reward/mean and reward/std;
-- `markdown`: TRL console dicts (`{'loss': ..., 'reward': ...}` with tqdm bars) inside a Markdown file;
+- `markdown`: Trainer-style console dicts (as transformers prints them, not TRL's own keys) (`{'loss': ..., 'reward': ...}` with tqdm bars) inside a Markdown file;
 - `companions`: a CSV with `<metric>_available` and `<metric>_reason` beside every metric, a placeholder 0
   where the value was not logged.
 A shape is "the same" for a run when every launch gives the same findings at warning or above (rule and

@@ -248,7 +248,7 @@ def _load_readers() -> None:
 READER_MODULES: list[str] = ["collectors.readers.tensorboard.logdir", "collectors.readers.tensorboard.scalar_csv", "collectors.readers.verl.console", "collectors.readers.trl.output_dir",
                              "collectors.readers.wandb.offline", "collectors.readers.wandb.online",
                              "collectors.readers.wandb.chart_csv", "collectors.readers.text.generic",
-                             "collectors.readers.text.kvtext", "collectors.readers.trl.console",
+                             "collectors.readers.text.kvtext", "collectors.readers.text.texttable", "collectors.readers.trl.console",
                              "collectors.readers.trl.notebook",
                              "collectors.readers.openrlhf.console",
                              "collectors.readers.stores.trackio", "collectors.readers.stores.mlflow_store",

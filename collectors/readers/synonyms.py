@@ -97,6 +97,13 @@ SYNONYMS: dict[str, str] = {
     "advantage_std": "adv/std",
     "mean_advantage": "adv/mean",
     "std_advantage": "adv/std",
+    # the same three under a `advantage/` namespace (RDAN-GRPO's tracker on ROLL: the mean and population std of
+    # the responses' scalar advantages, and the share with |A| <= 1e-8, i.e. adv/zero_frac's own test; it is not
+    # groups/zero_std_frac: invalid responses are zeroed too, and a tied group of all-passing responses keeps a
+    # process-quality advantage, so the two differ by what the trainer adds to the group-normalised reward)
+    "advantage/mean": "adv/mean",
+    "advantage/std": "adv/std",
+    "advantage/zero_rate": "adv/zero_frac",
     # losses and the optimizer
     "loss": "loss/total",
     "total_loss": "loss/total",

@@ -33,6 +33,7 @@ def test_console_log_gives_the_trainer_state_rows(console):
     log = console / "train.log"
     assert detect_source(log) == "trl-console"
     run = open_run(log)
+    assert run.meta.source == "trl-console"  # TRL's GRPOTrainer printed it: its own keys (reward_std ...) say so
     m = run.metrics
     # the printed GRPOConfig gives the settings the diagnosis reads (collectors/readers/trl/printed_args.py)
     assert {k: run.meta.config.get(k) for k in ("max_completion_length", "num_generations", "beta")} == {
@@ -118,3 +119,42 @@ def test_the_step_is_the_count_redrawn_after_the_write_not_a_stale_one(tmp_path)
         fh.write("{'loss': 0.2, 'reward': 0.6}\n\r" + bar.format(p=100, n=4) + "\r")  # the redraw ends at the next
     run.refresh()
     assert list(run.metrics["step"]) == [2, 4] and list(run.metrics["reward/mean"]) == [0.5, 0.6]
+
+
+def test_printed_dicts_without_a_key_of_trls_own_are_a_trainer_console_until_one_comes(tmp_path):
+    """Dicts as transformers' Trainer prints them for any trainer (loss, reward, learning_rate): the run is not
+    claimed as TRL's (whose one-update-per-rollout the diagnosis would assume); a dict with TRL's `reward_std`
+    makes it TRL's on the next read."""
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"{{'loss': 0.01, 'reward': 0.{i}, 'learning_rate': 1e-06, 'kl': 0.0{i}, "
+                           f"'completions/len_mean': 10{i}.0}}\n" for i in range(1, 4)))  # a canonical name: anyone's
+    run = open_run(log)
+    assert run.meta.source == "trainer-console" and list(run.metrics["reward/mean"]) == [0.1, 0.2, 0.3]
+    assert list(run.metrics["completions/len_mean"]) == [101.0, 102.0, 103.0]
+    assert run.meta.info["step_from"] == "order"  # no bars, no logging_steps: the steps are positions
+    with log.open("a") as fh:
+        fh.write("{'loss': 0.01, 'reward': 0.4, 'reward_std': 0.2, 'learning_rate': 1e-06, 'kl': 0.04}\n")
+    assert run.refresh() == 1 and run.meta.source == "trl-console"
+    assert run.metrics["reward/std"].iloc[-1] == 0.2
+
+
+def test_a_non_number_logged_at_every_step_is_one_note_however_the_log_is_read(tmp_path):
+    """A key holding a non-number beside its numbers at every other dict, the console read live two dicts at a
+    time (as a buffered redirect hands them over): one note naming the key, its first lines and how many more,
+    not one note per read. 50 reads: lines 1, 3, 5 and 47 more."""
+    log = tmp_path / "train.log"
+
+    def two(i: int) -> str:
+        return (f"{{'loss': 0.1, 'reward': 0.{i}, 'reward_std': 0.1, 'kl': 'n/a'}}\n"
+                f"{{'loss': 0.1, 'reward': 0.{i}5, 'reward_std': 0.1, 'kl': 0.0{i % 9 + 1}}}\n")
+
+    log.write_text(two(0))
+    run = open_run(log)
+    for i in range(1, 50):
+        with log.open("a") as fh:
+            fh.write(two(i))
+        run.refresh()
+    notes = [str(p) for p in run.problems if "non-numeric" in str(p)]
+    assert notes == ["train.log: line 1, 3, 5 and 47 more: non-numeric kl; left null"]
+    m = run.metrics
+    assert len(m) == 100 and m["policy/kl_ref"].isna().sum() == 50

@@ -70,3 +70,13 @@ def test_per_response_digits_give_the_tied_groups():
     assert len(z) == 200 and z.sum() == 184  # 182 all-wrong + 2 all-right groups of G = 2
     assert run.metrics["groups/all_fail_frac"].sum() == 182
     assert not math.isnan(run.metrics["reward/pass_rate"].iloc[0])
+
+
+def test_roll_rdan_advantage_series_are_the_adv_columns():
+    """RDAN-GRPO logs `advantage/zero_rate` = mean(|A| <= 1e-8) over the step's 512 responses: adv/zero_frac's own
+    test, so it is that column (not groups/zero_std_frac). Step 1: 0.76171875 = 390 / 512 in the file."""
+    run, _ = _one("roll_rdan_qwen3_4b")
+    m = run.metrics
+    assert m["adv/zero_frac"].iloc[0] == pytest.approx(390 / 512)
+    assert m["adv/std"].iloc[0] == pytest.approx(0.48813676834106445)
+    assert "groups/zero_std_frac" not in m and "advantage/zero_rate" not in m

@@ -215,6 +215,9 @@ class TextRun(Run):
         self._rows_seen = 0
         self._valued: set[str] = set()  # columns with at least one non-null value
         self._text: set[str] = set()  # logged columns holding labels, not numbers
+        # (file, column) -> (its lines holding a non-number, the note said): one note per column, its lines
+        # gathered over the reads (a live log read a few steps at a time gave one note per read)
+        self._non_numeric: dict[tuple[str, str], tuple[list[int], Problem]] = {}
         self._logged_as: dict[str, str] = {}  # canonical name -> the name as logged
         self._decided: dict[str, str] = {}  # logged column -> the meaning a guess gave it (kept for the run)
         self._nonzero: set[str] = set()
@@ -246,6 +249,7 @@ class TextRun(Run):
         """The source was rewritten: what was read no longer describes the run."""
         self._table.reset()
         self._rows_seen, self._valued, self._nonzero, self._all_zero = 0, set(), set(), set()
+        self._non_numeric = {}  # the old lines are gone with the old text
         self._first, self._varies, self._constant = {}, set(), {}
         self._note(Problem(file, why))
 
@@ -286,7 +290,7 @@ class TextRun(Run):
             self._note(Problem(file, f"text, not metrics: {', '.join(new_text[:5])}; left out"))
         nans = {c: m[ok] for c, m in (nans or {}).items() if c in values.columns} | word_nans
         for col, mask in bad.items():
-            self._note(Problem(file, f"line {', '.join(map(str, lines[mask][:3]))}: non-numeric {col}; left null"))
+            self._note_non_numeric(file, col, lines[mask].tolist())
         values, nans, plan = self._plan(values, nans, file)
         named = self._reward_from_pass(to_canonical(values, self.mapping, plan), file)
         for col, name in plan.items():
@@ -306,6 +310,17 @@ class TextRun(Run):
         return [named]
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _note_non_numeric(self, file: str, col: str, at: list[int]) -> None:
+        """The note on a column holding a non-number among its numbers, one per column: the lines found so far
+        (the first three and how many more), replacing the note an earlier read gave."""
+        lines, said = self._non_numeric.get((file, col), ([], None))
+        lines = sorted(set(lines).union(at))
+        if said in self.problems:
+            self.problems.remove(said)
+        note = Problem(file, f"line {_lines(lines)}: non-numeric {col}; left null")
+        self._non_numeric[(file, col)] = (lines, note)
+        self._note(note)
+
     def _note_synonyms(self, plan: dict[str, str], file: str) -> None:
         """A note per canonical name that several logged columns map to (`reward` and `reward_mean`): they are
         one column, the first one given in a row wins (synonyms.to_canonical)."""

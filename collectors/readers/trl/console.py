@@ -17,6 +17,11 @@ no step, so it comes from what the log says, first that applies (and a reader no
   3. a finished bar's total M over the n training dicts, when n divides M (logging every M / n steps);
   4. else the dict's position (1, 2, ...), said to be an assumption.
 An eval dict without its own write takes the step of the training dict before it.
+
+Whose dicts: transformers' Trainer prints them for any trainer built on it, and a custom trainer may print its
+own the same way. The run is TRL's (source `trl-console`, whose conventions the diagnosis then assumes: one
+update per rollout unless the config says otherwise) only once a dict carries a key TRL's GRPOTrainer alone
+writes (`TRL_OWN`); until then it is `trainer-console`, a Trainer-style console whose trainer is not known.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from collectors.readers.text.linetail import LineTail
 from collectors.readers.text.rows import TextRun
 from collectors.readers.trl.printed_args import printed_args
 from collectors.run import Problem
+from collectors.schema import METRICS
 from collectors.sources import no_parts, register_source
 
 DETECT_BYTES = 2 << 20
@@ -49,6 +55,18 @@ _BAR_RE = re.compile(rb"^\s*\d+%\|[^|]*\|\s*(\d{1,18})/(\d{1,18}) \[")
 _DICT_RE = re.compile(rb"^[ \t>]*\{'[^']+': ")
 _LOGGING_STEPS_RE = re.compile(rb"""logging_steps['"]?\s*[=:]\s*['"]?(\d{1,18})(?!\d)""")
 _TRAIN_KEYS = ("loss", "reward", "learning_rate", "grad_norm", "kl", "completion_length", "completions/mean_length")
+# keys of TRL's GRPOTrainer log that neither transformers' Trainer (loss, grad_norm, learning_rate, epoch) nor
+# custom trainers commonly print (reward, kl, entropy): the group statistics and TRL's namespaces, from its
+# `_metrics` (0.14's `completion_length` and `rewards/<fn>`, 0.16 on `completions/*`, `clip_ratio/*`). A
+# canonical name (`completions/len_mean`) is ours, written by anyone: it says nothing of the trainer.
+TRL_OWN = frozenset({"reward_std", "frac_reward_zero_std", "completion_length"})
+TRL_OWN_PREFIXES = ("rewards/", "completions/", "clip_ratio/", "sampling/")
+TRL_SOURCE, TRAINER_SOURCE = "trl-console", "trainer-console"
+
+
+def is_trl_dict(items: dict[str, Any]) -> bool:
+    """Whether one printed log dict holds a key only TRL's GRPOTrainer writes (see TRL_OWN)."""
+    return any(k not in METRICS and (k in TRL_OWN or k.startswith(TRL_OWN_PREFIXES)) for k in items)
 
 
 def detect(target: str) -> bool:
@@ -107,13 +125,14 @@ def kind(d: dict[str, Any]) -> str:
 class TrlConsoleRun(TextRun):
     def __init__(self, path: Path | str, mapping=None) -> None:
         path = Path(path)
-        super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source="trl-console"), mapping)
+        super().__init__(path, RunMeta(run_id=path.stem, name=path.stem, source=TRAINER_SOURCE), mapping)
         self._tail = LineTail(path, carriage_return_ends=True,
                               note=lambda m: self._note(Problem(path.name, m)))
         self._start()
         self.refresh()
 
     def _start(self) -> None:
+        self.meta.source = TRAINER_SOURCE  # until a dict of TRL's own (module docstring)
         self._bar: tuple[int, int] | None = None  # (N, M) of the training bar as last drawn
         self._total: int | None = None  # M of the training bar (an eval bar has its own)
         self._dirty = True  # something was drawn or printed since the last clear
@@ -193,6 +212,8 @@ class TrlConsoleRun(TextRun):
                             self._note(Problem(self.path.name, f"line {line}: lone surrogates (\\u escapes of "
                                                                "half a character) replaced by U+FFFD"))
                     self._dicts.append((line, kind(items), items))
+                    if self.meta.source != TRL_SOURCE and is_trl_dict(items):
+                        self.meta.source = TRL_SOURCE
                 else:
                     self._note(Problem(self.path.name, f"line {line}: {why_not_a_dict(seg)}; skipped"))
                 self._dirty = True
@@ -227,6 +248,8 @@ class TrlConsoleRun(TextRun):
         if how == self._how or not self._dicts:
             return
         self._how = how
+        # as the rows readers say it (text/generic.py): `order` when the steps are the dicts' positions
+        self.meta.info["step_from"] = how
         self.problems = [p for p in self.problems if not p.message.startswith("step ")]
         if how == "tqdm":
             text = "step taken from the progress bar's N/M counter at each printed dict"

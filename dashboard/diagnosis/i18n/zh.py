@@ -920,6 +920,8 @@ HINTS: dict[tuple[str, str], str] = {
     ("tensorboard", "config"): "只有 transformers 的 TensorBoardCallback（TRL）记录的训练带有配置（`args` 文本摘要）；这些事件文件没有。",
     ("kvtext", "samples"): "键值文本日志只有每步的数字；要有回答，需要一个训练目录（collectors.RunWriter）。",
     ("kvtext", "config"): "键值文本日志不含配置；把训练用的配置以 config*.yaml（或 .json）放在它旁边，就会被读取。",
+    ("text-table", "samples"): "文本里打印的指标表只有每步的数字；要有回答，需要一个训练目录（collectors.RunWriter）。",
+    ("text-table", "config"): "打印的指标表不含配置；把训练用的配置以 config*.yaml（或 .json）放在它旁边，就会被读取。",
     ("generic", "samples"): "每步一行的日志只有指标；要有回答，需要一个训练目录（collectors.RunWriter）。",
     ("generic", "config"): "每步一行的日志不含配置；把训练用的配置以 config*.yaml（或 .json）放在它旁边，就会被读取。",
     ("verl", "samples"): "verl 只有在设置 `trainer.rollout_data_dir=DIR` 时才导出回答（每步一个 {step}.jsonl）；把那个目录放进"

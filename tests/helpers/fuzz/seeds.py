@@ -74,6 +74,7 @@ def make_generated(folder: Path) -> Path:
     _trainer_console(folder / "trl_console", trl_rows)
     _custom_log(folder / "custom_log", metrics)
     _openrlhf_console(folder / "openrlhf_console", metrics)
+    _text_tables(folder / "text_tables", metrics)
     if have_swanlab():  # a swanlog/ written by swanlab in local mode, as verl's tracker logs
         write_run(folder / "swanlog", "local", rows=verl_rows(12))
     stores_copy(folder / "trackers")  # a trackio project, mlflow.db and mlruns/ written by trackio and MLflow
@@ -207,6 +208,19 @@ def _openrlhf_console(folder: Path, metrics: pd.DataFrame) -> None:
     finally:
         log.removeHandler(handler)
         handler.close()
+
+
+def _text_tables(folder: Path, metrics: pd.DataFrame) -> None:
+    """Metrics tables printed in text (the text-table reader's forms): pandas' aligned `to_string` columns in a
+    console log, and a Markdown pipe table among prose, as a results note writes it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    table = metrics[["step", "reward/mean", "policy/kl_ref", "completions/len_mean"]].head(20)
+    table = table.rename(columns={"reward/mean": "reward", "policy/kl_ref": "kl",
+                                  "completions/len_mean": "completion_length"})
+    (folder / "train.log").write_text("loading model ...\n" + table.to_string(index=False) + "\ndone\n")
+    pipe = ["| " + " | ".join(table.columns) + " |", "|" + "---:|" * len(table.columns)]
+    pipe += ["| " + " | ".join(f"{v:g}" for v in row) + " |" for row in table.itertuples(index=False)]
+    (folder / "results.md").write_text("# Run\n\nThe reward per step:\n\n" + "\n".join(pipe) + "\n")
 
 
 def _size(path: Path) -> int:
