@@ -21,6 +21,7 @@ from collectors.meta import STALE_AFTER_S
 from collectors.run import RunInfo
 from collectors.sources import infos_for, split_launch
 from dashboard import paths
+from dashboard.live_diagnosis import LatestDiagnosis
 
 STALE_ENV = paths.STALE_ENV
 RUN_COLUMNS = ["key", "name", "source", "status", "last_step", "last_update", "root", "path", "error", "phase"]
@@ -95,12 +96,22 @@ class LiveRun:
     def __init__(self, path: str) -> None:
         self.lock = threading.Lock()
         self.run = open_run(path, source_for(path))
+        self._latest: LatestDiagnosis | None = None
         if STALE_ENV in os.environ:  # else keep the reader's own guess (an online wandb run waits longer)
             self.run.stale_after_s = stale_after_s()
 
     def refresh(self) -> int:
         with self.lock:
             return self.run.refresh()
+
+    def latest_diagnosis(self) -> LatestDiagnosis:
+        """The Live page's diagnosis of this run, made on first use (dashboard/live_diagnosis.py)."""
+        with self.lock:
+            if self._latest is None:
+                from dashboard.diagnosis import diagnose
+
+                self._latest = LatestDiagnosis(lambda: diagnose(self.run))
+            return self._latest
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -157,6 +168,22 @@ def diagnosis(snap: Snapshot):
         return None
     try:
         return _diagnosis(snap.version, snap.run)
+    except Exception as e:
+        raise DiagnosisFailed(f"the diagnosis failed on run {snap.run.name}: {type(e).__name__}: {e}") from e
+
+
+def live_diagnosis(snap: Snapshot, path: str | Path):
+    """The newest finished Diagnosis of the run at `path` (maybe of an earlier version than `snap`'s; a newer one
+    is then computed in the background), or None when no engine is installed: what the Live page shows, so
+    that its refresh never waits for a diagnosis. Raises DiagnosisFailed as `diagnosis` does."""
+    try:
+        import dashboard.diagnosis as engine
+    except ImportError:
+        return None
+    if not hasattr(engine, "diagnose"):
+        return None
+    try:
+        return _live(str(path)).latest_diagnosis().get(snap.version)[1]
     except Exception as e:
         raise DiagnosisFailed(f"the diagnosis failed on run {snap.run.name}: {type(e).__name__}: {e}") from e
 

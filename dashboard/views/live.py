@@ -76,7 +76,7 @@ def live_body() -> None:
         with st.expander(t("guard_events", n=len(events)), expanded=run.status == "stopped"):
             for e in events:
                 st.markdown(guard_event_line(e, lang))
-    diagnosis = ui.diagnosis_or_error(snap)
+    diagnosis = ui.diagnosis_or_error(snap, live_path=path)  # the newest finished: the refresh never waits for one
     for f in diagnosis.findings if diagnosis else ():
         span = i18n.label("in_parens", lang, v=i18n.span(f.step_range, lang)) if f.step_range else ""
         st.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{escape_md(f.title)}**{escape_md(span)}")
