@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from collectors.sources import missing_hint
-from dashboard import charts, coverage, ui
+from dashboard import charts, coverage, data, ui
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.guard.guard import read_findings
 from dashboard.pace import refresh_interval
@@ -84,8 +84,7 @@ def live_body() -> None:
                    for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
     drawn, missing = coverage.split_panels(frame, charts.CHECKLIST)
     if drawn:
-        st.plotly_chart(charts.checklist_figure(frame, drawn, "step", 0.0, shades, n_out=1000, nan_at=run.nan_at,
-                                                lang=lang), key="live_chart")
+        st.plotly_chart(data.live_figure(snap, tuple(drawn), shades, lang), key="live_chart")  # one per version
     if note := coverage.missing_panels_message(run.meta.source, missing, bool(len(frame)), lang):
         st.caption(escape_md(note))
 
