@@ -105,7 +105,15 @@ class _Columns:
         k = len(chunk)
         if self.n + k > self.cap:
             self._grow(self.n + k)
-        for name in chunk.columns:
+        # the float columns as one (k, C) block: `chunk[name]` per column costs ~90 us in pandas (a Series and a
+        # copy of the chunk's attrs each), 1.7 s for a step of 20,000 tags (issue 38)
+        floats = [c for c, t in chunk.dtypes.items() if t == np.float64 and c not in self.INT_COLUMNS]
+        block = chunk[floats].to_numpy() if len(floats) > 1 else None
+        for j, name in enumerate(floats if block is not None else ()):
+            if name not in self.cols:
+                self.cols[name] = self._empty(name, self.cap)
+            self.cols[name][self.n : self.n + k] = block[:, j]
+        for name in chunk.columns if block is None else chunk.columns.difference(floats, sort=False):
             if name not in self.cols:
                 self.cols[name] = self._empty(name, self.cap)
             values = chunk[name]

@@ -21,6 +21,7 @@ from collectors.meta import STALE_AFTER_S
 from collectors.run import RunInfo
 from collectors.sources import infos_for, split_launch
 from dashboard import paths
+from dashboard.live_diagnosis import LatestDiagnosis
 
 STALE_ENV = paths.STALE_ENV
 RUN_COLUMNS = ["key", "name", "source", "status", "last_step", "last_update", "root", "path", "error", "phase"]
@@ -95,12 +96,18 @@ class LiveRun:
     def __init__(self, path: str) -> None:
         self.lock = threading.Lock()
         self.run = open_run(path, source_for(path))
+        self.latest = LatestDiagnosis(self._diagnose)  # the Live page's (dashboard/live_diagnosis.py)
         if STALE_ENV in os.environ:  # else keep the reader's own guess (an online wandb run waits longer)
             self.run.stale_after_s = stale_after_s()
 
     def refresh(self) -> int:
         with self.lock:
             return self.run.refresh()
+
+    def _diagnose(self):
+        from dashboard.diagnosis import diagnose
+
+        return diagnose(self.run)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -159,6 +166,42 @@ def diagnosis(snap: Snapshot):
         return _diagnosis(snap.version, snap.run)
     except Exception as e:
         raise DiagnosisFailed(f"the diagnosis failed on run {snap.run.name}: {type(e).__name__}: {e}") from e
+
+
+def live_diagnosis(snap: Snapshot, path: str | Path):
+    """The newest finished Diagnosis of the run at `path` (maybe of an earlier version than `snap`'s; a newer one
+    is then computed in the background), or None when no engine is installed: what the Live page shows, so
+    that its refresh never waits for a diagnosis. Raises DiagnosisFailed as `diagnosis` does."""
+    try:
+        import dashboard.diagnosis as engine
+    except ImportError:
+        return None
+    if not hasattr(engine, "diagnose"):
+        return None
+    try:
+        return _live(str(path)).latest.get(snap.version)[1]
+    except Exception as e:
+        raise DiagnosisFailed(f"the diagnosis failed on run {snap.run.name}: {type(e).__name__}: {e}") from e
+
+
+# points per series on the Live page: a refresh redraws every chart, so fewer than the checklist's
+LIVE_POINTS = 1000
+
+
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=VERSION_TTL_S)
+def _live_figure(version: tuple, shade_key: tuple, lang: str, _frame: pd.DataFrame, _panels: tuple, _shades: tuple,
+                 _nan_at):
+    from dashboard import charts
+
+    return charts.checklist_figure(_frame, _panels, "step", 0.0, _shades, n_out=LIVE_POINTS, nan_at=_nan_at, lang=lang)
+
+
+def live_figure(snap: Snapshot, panels: tuple, shades: tuple, lang: str):
+    """The Live page's checklist figure of this run version, built once for every page showing it (ten pages on
+    a live run each built the same figure: 39% of their refresh time once the diagnosis left it, issue 38).
+    Shared, not copied: `st.plotly_chart` copies a figure before drawing it, so no page changes this one."""
+    shade_key = tuple((s.metrics, s.step_range, s.severity, s.label) for s in shades)
+    return _live_figure(snap.version, shade_key, lang, snap.metrics, panels, shades, snap.run.nan_at)
 
 
 @dataclass(frozen=True)

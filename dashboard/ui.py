@@ -159,11 +159,12 @@ def open_snapshot(key: str, path: Path):
         return None
 
 
-def diagnosis_or_error(snap):
+def diagnosis_or_error(snap, live_path: Path | None = None):
     """The run's diagnosis for shading and lists, in the chosen language; when the engine fails, an error
-    line and None."""
+    line and None. live_path: the run's path on the Live page, which takes the newest diagnosis finished
+    (`data.live_diagnosis`) rather than wait for this version's."""
     try:
-        d = data.diagnosis(snap)
+        d = data.diagnosis(snap) if live_path is None else data.live_diagnosis(snap, live_path)
     except data.DiagnosisFailed as e:
         st.error(escape_md(e))
         return None

@@ -131,7 +131,8 @@ def pivot(points: Points, column: Callable[[str], str | None] = column_of) -> pd
         return pd.DataFrame()
     names = [None if (n := column(t)) in OWN_COLUMNS else n for t in points.tags]  # a tag `train/step`: no metric
     columns = list(dict.fromkeys(n for n in names if n is not None))
-    col_of_code = np.array([columns.index(n) if n is not None else -1 for n in names], dtype=np.int64)
+    where = {n: i for i, n in enumerate(columns)}  # not columns.index: that is O(tags^2), 3 s at 20,000 tags
+    col_of_code = np.array([where[n] if n is not None else -1 for n in names], dtype=np.int64)
     cols = col_of_code[codes]
     known = cols >= 0
     at = None if known.all() else np.flatnonzero(known)  # the points of kept tags (None: all of them)

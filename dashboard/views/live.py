@@ -8,7 +8,7 @@ import time
 import streamlit as st
 
 from collectors.sources import missing_hint
-from dashboard import charts, coverage, ui
+from dashboard import charts, coverage, data, ui
 from dashboard.diagnosis import i18n
 from dashboard.diagnosis.guard.guard import read_findings
 from dashboard.pace import refresh_interval
@@ -76,7 +76,7 @@ def live_body() -> None:
         with st.expander(t("guard_events", n=len(events)), expanded=run.status == "stopped"):
             for e in events:
                 st.markdown(guard_event_line(e, lang))
-    diagnosis = ui.diagnosis_or_error(snap)
+    diagnosis = ui.diagnosis_or_error(snap, live_path=path)  # the newest finished: the refresh never waits for one
     for f in diagnosis.findings if diagnosis else ():
         span = i18n.label("in_parens", lang, v=i18n.span(f.step_range, lang)) if f.step_range else ""
         st.markdown(f"{SEVERITY_ICONS.get(f.severity, '')} **{escape_md(f.title)}**{escape_md(span)}")
@@ -84,8 +84,7 @@ def live_body() -> None:
                    for f in (diagnosis.findings if diagnosis else ()) if f.step_range and f.metrics)
     drawn, missing = coverage.split_panels(frame, charts.CHECKLIST)
     if drawn:
-        st.plotly_chart(charts.checklist_figure(frame, drawn, "step", 0.0, shades, n_out=1000, nan_at=run.nan_at,
-                                                lang=lang), key="live_chart")
+        st.plotly_chart(data.live_figure(snap, tuple(drawn), shades, lang), key="live_chart")  # one per version
     if note := coverage.missing_panels_message(run.meta.source, missing, bool(len(frame)), lang):
         st.caption(escape_md(note))
 

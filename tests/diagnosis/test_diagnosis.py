@@ -246,6 +246,21 @@ def test_a_null_is_not_a_nan_and_a_nan_on_a_sparse_row_is(tmp_path):
     assert run.until(9).nan_at == {"loss/total": {9}}
 
 
+def test_non_finite_judges_when_the_nan_bookkeeping_holds_an_empty_step(tmp_path):
+    """A reader's NaN bookkeeping with a step of None or NaN (a row whose step was lost: issue 38 found one in a
+    damaged part) is no step to match; the rule judges on the others instead of failing on int(None)."""
+    path = tmp_path / "lost"
+    with RunWriter(path, name="lost", config=CORE_CONFIG) as w:
+        for i in range(30):
+            w.log_step(i, {"reward/mean": 0.5, "loss/total": math.nan if i == 9 else 0.1, "optim/grad_norm": 1.0})
+    run = load_run(path)
+    run.nan_at = {"loss/total": {9, None, math.nan}}
+    d = diagnose(run)
+    assert "non_finite" not in {n.rule_id for n in d.not_judged}
+    f = by_rule(d, "non_finite")
+    assert f.step_range == (9, 9) and f.evidence[0].text == "loss/total: 1 NaN/inf value(s), first at step 9"
+
+
 def test_a_loss_nan_from_the_first_step_is_found(tmp_path):
     s = healthy_series(30)
     s["loss/total"] = np.full(30, math.nan)  # a column of nothing but NaN is not "not logged"

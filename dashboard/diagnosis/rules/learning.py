@@ -4,6 +4,7 @@ metrics. Notes, section 7 rows 2 and 5."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis import facts, stats
@@ -137,6 +138,13 @@ def eval_falls_in_own_units(d: RunData, name: str, e0: float, e1: float) -> tupl
              f"train reward rose (p = {rt.p:.2g})"))
 
 
+def _step_numbers(steps) -> np.ndarray:
+    """(K,) int64: the whole-number steps of a reader's NaN bookkeeping. A step of None or NaN (a row whose step
+    was lost in a damaged file, issue 38) matches no row: it is left out, not int() of None."""
+    x = pd.to_numeric(pd.Series(list(steps), dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+    return x[np.isfinite(x)].astype(np.int64)
+
+
 def _logged_nans(d: RunData):
     """A function (column, values (T,)) -> (T,) bool: where the column holds a NaN that was logged.
 
@@ -154,7 +162,7 @@ def _logged_nans(d: RunData):
             steps = d.nan_at.get(name)
             if not steps:
                 return np.zeros(len(x), dtype=bool)
-            return np.isnan(x) & update & np.isin(d.steps, np.fromiter(steps, dtype=np.int64))
+            return np.isnan(x) & update & np.isin(d.steps, _step_numbers(steps))
         return known
     r = d.col("reward/mean")
     logged = update & (np.isfinite(r) if r is not None else True)
