@@ -37,8 +37,9 @@ def _q4(run):
 
 
 def _zh_clean(answer) -> None:
-    zh = i18n.localise_answer(answer, "zh").answer
-    assert zh != answer.answer and english_left(zh, set()) == [], zh
+    zh = i18n.localise_answer(answer, "zh")
+    assert zh.answer != answer.answer and english_left(zh.answer, set()) == [], zh.answer
+    assert english_left(" ".join(zh.keys), set()) == [], zh.keys  # "log: NAME" is 日志：NAME
 
 
 def test_reward_kl_read_from_critic_kl_coeff(tmp_path):
@@ -46,6 +47,7 @@ def test_reward_kl_read_from_critic_kl_coeff(tmp_path):
     assert a.answer.startswith("folded into the reward (coef 0.001); the log has verl's KL coefficient in the reward")
     assert a.keys == ("log: policy/kl_coef", "algorithm.kl_ctrl.kl_coef")
     _zh_clean(a)
+    assert i18n.localise_answer(a, "zh").keys == ("日志：policy/kl_coef", "algorithm.kl_ctrl.kl_coef")
 
 
 def test_without_the_log_or_its_coefficient_it_stays_unknown(tmp_path):

@@ -248,6 +248,7 @@ LABELS: dict[str, str] = {
     "question": "问题",
     "answer": "回答",
     "config_keys": "依据的配置键",
+    "log_key": "日志：{name}",
     "alert_new": "grposcope {sev}，第 {step} 步：{title}（{rule}）",
     "alert_checks": "{head}；优先检查：{checks}",
     "alert_cleared": "grposcope 第 {step} 步：{title}（{rule}）已不再成立",
