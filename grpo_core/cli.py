@@ -142,6 +142,16 @@ def report(result, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def console_say(cfg, args: argparse.Namespace):
+    """The warm start's console lines (grpo_core.console) where progress is shown, in --lang or the locale's."""
+    if not cfg.log.progress:
+        return None
+    from dashboard.diagnosis.i18n import default_lang
+    from grpo_core.console import console
+
+    return console(args.lang or default_lang())
+
+
 def make_guard(args: argparse.Namespace) -> TrainGuard:
     """The guard the flags ask for; ConfigError on a bad --alert (before any training)."""
     try:
@@ -176,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"{'--stop-on' if args.stop_on else '--alert'} needs the guard: drop --no-watch")
         guard = make_guard(args) if args.watch else None
         t0 = time.perf_counter()
-        result = train(cfg, guard)
+        result = train(cfg, guard, console_say(cfg, args))
     except (ConfigError, TaskError) as e:
         print(f"grpo-train: error: {e}", file=sys.stderr)
         return 2

@@ -42,6 +42,11 @@ class ModelConfig:
     """"auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N\""""
     autocast_bf16: bool = True
     """on CUDA, run the training forward/backward under bf16 autocast (weights and optimizer stay fp32)"""
+    cpu_threads: int = 0
+    """torch threads on CPU (one process); 0 = 1 for the tiny model, torch's default for kind=hf. The tiny
+    model's 64-wide matrices are too small to split: on 2 shared cores its warm start took 32 s with 2 threads
+    against 11 s with 1 (load 1-2), and 168 s against 40 s at load 7, each op waiting for a thread that another
+    process holds (issue 39)"""
     gradient_checkpointing: bool = True
     """kind=hf: keep only each decoder layer's input for the backward and recompute the layer there (one more
     forward per update, a fraction of the activation memory; TRL's default too). Same numbers on or off: the
@@ -459,6 +464,7 @@ def validate(cfg: Config) -> None:
     need(cfg.model.device == "auto" or cfg.model.device.split(":")[0] in ("cpu", "cuda", "mps"),
          f"model.device must be auto, cpu, cuda or cuda:N (got {cfg.model.device!r})")
     need(0 < cfg.task.eval_frac < 1, "task.eval_frac must be in (0, 1)")
+    need(cfg.model.cpu_threads >= 0, "model.cpu_threads must be >= 0 (0 = automatic)")
     w = cfg.warm_start
     need(0 <= w.target_pass_rate <= 1, "warm_start.target_pass_rate must be in [0, 1]")
     need(w.check_every >= 1 and w.batch_size >= 1 and w.check_samples >= 1,

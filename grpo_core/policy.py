@@ -56,6 +56,18 @@ def pick_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+TINY_CPU_THREADS = 1  # see ModelConfig.cpu_threads: the tiny model gains nothing from a second thread
+
+
+def cpu_threads(cfg, device: torch.device) -> int | None:
+    """The torch thread count a run on `device` sets (cfg: ModelConfig); None: leave torch's as it is."""
+    if device.type != "cpu":
+        return None
+    if cfg.cpu_threads:
+        return cfg.cpu_threads
+    return TINY_CPU_THREADS if cfg.kind == "tiny" else None
+
+
 def autocast(device: torch.device, enabled: bool):
     """bf16 autocast for the training passes on CUDA; a no-op elsewhere (CPU runs stay exact fp32)."""
     if enabled and device.type == "cuda":

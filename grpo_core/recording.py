@@ -95,8 +95,9 @@ class EarlyRun:
 
     PROGRESS_EVERY_S = 1.0  # run.json rewritten at most this often for the warm start's progress
 
-    def __init__(self, cfg: Config, run_dir: Path) -> None:
-        self.cfg, self.run_dir, self.writer, self._written = cfg, run_dir, None, 0.0
+    def __init__(self, cfg: Config, run_dir: Path, say=None) -> None:
+        """say: grpo_core.console's say (the console lines of the warm start), or None for none."""
+        self.cfg, self.run_dir, self.writer, self._written, self.say = cfg, run_dir, None, 0.0, say
 
     def open(self, main: bool):
         """Open the run (main rank only); the warm start's progress callback, or None."""
@@ -114,12 +115,29 @@ class EarlyRun:
 
     def progress(self, done: int, total: int, pass_rate: float | None) -> None:
         """The warm start's step `done` of at most `total`, with the sampled pass rate of its last check."""
+        ws = self.cfg.warm_start
+        if self.say is not None and done == 1:
+            from grpo_core.warmstart import cache_dir
+
+            self.say("warm_start_begin", target=ws.target_pass_rate, total=total, cache=cache_dir(ws.cache_dir))
+        if self.say is not None and done % ws.check_every == 0 and pass_rate is not None:
+            self.say("warm_start_check", done=done, total=total, rate=pass_rate, target=ws.target_pass_rate)
         now = time.monotonic()
         if now - self._written < self.PROGRESS_EVERY_S:
             return
         self._written = now
         self.writer.set_phase("warm_start", done, total, sampled_pass_rate=pass_rate,
                               target_pass_rate=self.cfg.warm_start.target_pass_rate)
+
+    def warm_started(self, facts: dict) -> None:
+        """The warm start's end on the console (facts: warm_start()'s, as in run.json's info)."""
+        if self.say is None or self.writer is None or not facts.get("enabled"):
+            return
+        if facts.get("cached"):
+            self.say("warm_start_cached", file=facts["cache_file"])
+        else:
+            self.say("warm_start_done", steps=facts["steps"], seconds=facts["seconds"],
+                     rate=facts["sampled_pass_rate"])
 
     def fail(self, exc: BaseException) -> None:
         """The warm start (or what follows it before the first step) raised: the run is recorded failed."""

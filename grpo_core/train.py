@@ -14,9 +14,11 @@ Around it: dynamic_sampling.py draws and refills the rollout, recording.py write
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from grpo_core.losses import AGGREGATIONS, KL_ESTIMATORS, grpo_loss
 from grpo_core.policy import (
     DTYPES,
     POLICIES,
+    cpu_threads,
     frozen_copy,
     pick_device,
     sync_weights,
@@ -110,6 +113,9 @@ def setup(cfg: Config, on_checked=None) -> Trainer:
         raise ConfigError(f"rollout.prompts_per_step ({cfg.rollout.prompts_per_step}) must be at least the number "
                           f"of processes ({world.size}): each rank samples whole groups of its own prompts")
     device = pick_device(device_name)
+    threads = cpu_threads(cfg.model, device)
+    if threads:  # process-wide; train() puts the caller's count back when it returns
+        torch.set_num_threads(threads)
     torch.manual_seed(cfg.seed)
     policy = POLICIES[cfg.model.kind](cfg.model, device)
     _check_prompts_fit(policy, task, cfg)
@@ -128,7 +134,7 @@ def setup(cfg: Config, on_checked=None) -> Trainer:
                             fused=device.type in ("cpu", "cuda"))
     info = {"policy": policy.description, "device": str(device), "preset_source": PRESETS[cfg.preset][0],
             "task_eval_size": len(task.eval_set), "verifier": task.verifier_name, "warm_start": facts,
-            "torch": torch.__version__, "world_size": world.size}
+            "torch": torch.__version__, "world_size": world.size, "torch_threads": torch.get_num_threads()}
     train_task = task
     if cfg.faults.reward_verifier:  # FAULT hook: rollouts scored by another verifier, eval by the task's own
         train_task = copy.copy(task)
@@ -413,20 +419,32 @@ def default_out(cfg: Config) -> Path:
     return Path("runs") / f"{cfg.preset}-{cfg.task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def train(cfg: Config, guard=None) -> TrainResult:
+@contextlib.contextmanager
+def _keep_threads() -> Iterator[None]:
+    """setup() may change torch's thread count for the run (ModelConfig.cpu_threads); the caller gets its own back."""
+    before = torch.get_num_threads()
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def train(cfg: Config, guard=None, say=None) -> TrainResult:
     """Set up (all config errors raise here, before a run folder exists), train, and record the run.
 
     Under torchrun every rank trains; rank 0 alone writes the run (with every rank's samples) and evals.
     guard: a grpo_core.guard.TrainGuard (or None); rank 0 alone runs it, its stop reaches every rank.
+    say: grpo_core.console's say for the warm start's lines on the console (rank 0), or None.
     """
-    early = EarlyRun(cfg, Path(cfg.out) if cfg.out else default_out(cfg))
-    with StopOnSignal() as stop:
+    early = EarlyRun(cfg, Path(cfg.out) if cfg.out else default_out(cfg), say)
+    with StopOnSignal() as stop, _keep_threads():
         stop.at_once = True  # a signal during the warm start ends it (and records the run failed) at once
         try:
             tr = setup(cfg, early.open)
         except BaseException as e:
             early.fail(e)
             raise
+        early.warm_started(tr.info["warm_start"])
         stop.at_once = False
         try:
             return _train(tr, cfg, stop, early, guard if tr.world.main else None)

@@ -42,6 +42,7 @@ def cache_key(cfg) -> str:
              "max_new_tokens": cfg.rollout.max_new_tokens, "seed": cfg.seed}
     parts["model"].pop("device", None)  # the same weights on CPU or GPU
     parts["model"].pop("gradient_checkpointing", None)  # and with or without recomputing activations
+    parts["model"].pop("cpu_threads", None)  # and on any number of threads
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -26,13 +26,15 @@ stop() {
 trap 'stop; echo "demo: stopped"; exit 0' INT TERM
 trap stop EXIT
 
-# The first run pays the supervised warm start (a few seconds, then cached under ~/.cache/grposcope).
+# The first run pays the supervised warm start (about 500 steps: 20 s on 2 quiet cores, a minute on busy ones;
+# its progress on the page and each check in runs/demo.log), then cached under ~/.cache/grposcope.
 # 2-digit addition: its held-out split (~2,000 prompts, 64 scored per eval) shows generalisation; 1-digit has
 # only 20 held-out prompts, and by step 300 the model has solved its 80 training prompts, so groups go
 # all-pass and the run (rightly) warns that it has stopped learning.
 "$VENV/bin/grpo-train" --preset grpo --out runs/demo --set steps="$STEPS" --set task.digits=2 > runs/demo.log 2>&1 &
 pids+=($!)
-echo "demo: training into runs/demo in the background ($STEPS steps; log in runs/demo.log)"
+echo "demo: training into runs/demo in the background ($STEPS steps; log in runs/demo.log, where the first run's"
+echo "      supervised warm start says how far it is before the first GRPO step)"
 
 "$VENV/bin/grpo-dash" runs sample_runs --port "$PORT" &
 pids+=($!)

@@ -98,7 +98,7 @@ def diagnose(run: Any, rules: list[str] | None = None) -> Diagnosis:
     d = RunData(run)
     findings, not_judged = collect(judge(d, rules).values(), d.steps)
     try:
-        answers = answer_questions(d.config, d.source) if d.config else []
+        answers = answer_questions(d.config, d.source, d.metrics) if d.config else []
     except Exception:  # noqa: BLE001 - an odd config value must not stop the diagnosis
         answers = []
     return Diagnosis(findings, not_judged, answers, d.n, int(d.steps[-1]) if d.n else None, verdict(d, findings))

@@ -44,7 +44,7 @@ else:
 
 st.subheader(t("questions_side_by_side"))
 answers = {names[k]: [i18n.localise_answer(a, lang)
-                      for a in config_questions.answer_questions(s.run.meta.config, s.run.meta.source)]
+                      for a in config_questions.answer_questions(s.run.meta.config, s.run.meta.source, s.metrics)]
            for k, s in snaps.items()}
 first = next(iter(answers.values()))
 # st.table renders Markdown in its cells and headers: run names and answers (the runs' config values) escaped

@@ -27,7 +27,7 @@ if not meta.config:
     st.stop()
 
 st.subheader(i18n.label("five_questions", lang))
-answers = [i18n.localise_answer(a, lang) for a in config_questions.answer_questions(meta.config, meta.source)]
+answers = [i18n.localise_answer(a, lang) for a in config_questions.answer_questions(meta.config, meta.source, snap.metrics)]
 # st.table renders Markdown in its cells: every cell escaped (an answer quotes the run's own config values)
 st.table(pd.DataFrame([{i18n.label("question", lang): escape_md(a.question), i18n.label("answer", lang): escape_md(a.answer),
                         i18n.label("config_keys", lang): escape_md(", ".join(a.keys))} for a in answers],

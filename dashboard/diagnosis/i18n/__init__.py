@@ -262,10 +262,12 @@ def to_dict_finding(f: Any, lang: str) -> dict[str, Any]:
 
 def localise_answer(a: Any, lang: str) -> Any:
     from dashboard.diagnosis.rules.config_questions import UNKNOWN
+    from dashboard.diagnosis.rules.config_questions.questions import LOG_KEY
 
     if _catalog(lang) is None:
         return a
-    return replace(a, question=question(a.number, a.question, lang),
+    keys = tuple(label("log_key", lang, name=k[len(LOG_KEY):]) if k.startswith(LOG_KEY) else k for k in a.keys)
+    return replace(a, question=question(a.number, a.question, lang), keys=keys,
                    answer=label("unknown", lang) if a.answer == UNKNOWN else answer_text(a.answer, lang))
 
 

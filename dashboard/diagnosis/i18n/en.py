@@ -44,6 +44,7 @@ LABELS: dict[str, str] = {
     "question": "question",
     "answer": "answer",
     "config_keys": "from config keys",
+    "log_key": "log: {name}",
     "alert_new": "grposcope {sev} at step {step}: {title} ({rule})",
     "alert_checks": "{head}; check first: {checks}",
     "alert_cleared": "grposcope cleared at step {step}: {title} ({rule}) no longer holds",

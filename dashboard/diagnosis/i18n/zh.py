@@ -260,6 +260,7 @@ LABELS: dict[str, str] = {
     "question": "问题",
     "answer": "回答",
     "config_keys": "依据的配置键",
+    "log_key": "日志：{name}",
     "alert_new": "grposcope {sev}，第 {step} 步：{title}（{rule}）",
     "alert_checks": "{head}；优先检查：{checks}",
     "alert_cleared": "grposcope 第 {step} 步：{title}（{rule}）已不再成立",
@@ -801,6 +802,13 @@ NOT_JUDGED: tuple[tuple[str, str], ...] = (
 # The answers to the five configuration questions (config_questions), as full-match patterns of the English.
 ANSWERS: tuple[tuple[str, str], ...] = (
     # the rarer answers (OpenRLHF, verl, a detail in parentheses), before the general patterns below
+    # verl's KL placement read from its log (config_questions/verl.py), a clause after "; "
+    ((r"the log has verl's KL coefficient in the reward \(critic/kl_coeff or actor/reward_kl_penalty_coeff\), which "
+      r"it logs only when it subtracts the KL from the reward"),
+     "日志里有 verl 的 reward 中 KL 系数（critic/kl_coeff 或 actor/reward_kl_penalty_coeff），verl 只在从 reward 里减去 KL 时才记录它"),
+    (r"the log has actor/kl_coef, which verl logs only when it adds the KL loss",
+     "日志里有 actor/kl_coef，verl 只在加上 KL loss 时才记录它"),
+    (r"not used: verl logged its KL coefficient in the reward as 0 at every step", "不用：verl 记录的 reward 中 KL 系数每一步都是 0"),
     (r"added to the loss, outside the reward", "加在 loss 上，在 reward 之外"),
     (r"folded into the reward \(per token\) \((?P<how>.+)\)", "并入 reward（逐 token；{how}）"),
     (r"folded into the reward \(subtracted per sequence\) \((?P<how>.+)\)", "并入 reward（按 sequence 减去；{how}）"),

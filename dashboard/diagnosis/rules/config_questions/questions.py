@@ -3,6 +3,7 @@ reader shares: a lookup by key or dotted suffix that records the keys it read, a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,11 +30,16 @@ class Answer:
         return self.answer != UNKNOWN
 
 
-class Lookup:
-    """Find a setting by its name or by a dotted suffix of its key (`args.beta` matches `beta`)."""
+LOG_KEY = "log: "  # how a metric read from the run's log is named among an answer's keys
 
-    def __init__(self, config: Mapping[str, Any]) -> None:
+
+class Lookup:
+    """Find a setting by its name or by a dotted suffix of its key (`args.beta` matches `beta`), and a metric in
+    the run's log (where the config does not say, what the framework logged may)."""
+
+    def __init__(self, config: Mapping[str, Any], log: Any = None) -> None:
         self.config = dict(config)
+        self.log = log  # the run's metrics (a DataFrame: one column a metric), or None when not given
         self.used: list[str] = []
 
     def key(self, *names: str) -> str | None:
@@ -52,12 +58,29 @@ class Lookup:
         self.used.append(k)
         return self.config[k]
 
+    def logged(self, name: str) -> list[float] | None:
+        """The finite values the log has for metric `name` (in step order); None when it has none."""
+        if self.log is None or name not in getattr(self.log, "columns", ()):
+            return None
+        values = [f for f in map(_float, self.log[name]) if f is not None and math.isfinite(f)]
+        if not values:
+            return None
+        self.used.append(LOG_KEY + name)
+        return values
+
     def take_used(self) -> tuple[str, ...]:
         used, self.used = tuple(dict.fromkeys(self.used)), []
         return used
 
 
 Reader = tuple[Callable[[Lookup], str], ...]  # one function per question, in QUESTIONS' order
+
+
+def _float(v: Any) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def truthy(v: Any) -> bool | None:

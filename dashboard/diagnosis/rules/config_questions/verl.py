@@ -1,4 +1,5 @@
-"""Answers for verl's Hydra config (`algorithm.*`, `actor_rollout_ref.actor.*`, `data.*`)."""
+"""Answers for verl's Hydra config (`algorithm.*`, `actor_rollout_ref.actor.*`, `data.*`) and, where the config does
+not say where the KL went, verl's own log."""
 
 from __future__ import annotations
 
@@ -36,17 +37,53 @@ def _verl_q3(lk: Lookup) -> str:
     return text + "; verl recomputes the old log-probs with the actor before the update"
 
 
+# What verl logs tells where its KL went when the config does not say (verl before 0.3 had no
+# algorithm.use_kl_in_reward, before 0.2 no actor.use_kl_loss either; such a run's config has only
+# algorithm.kl_ctrl.kl_coef): ray_trainer.apply_kl_penalty, the only place that subtracts the KL from the reward,
+# logs its coefficient as critic/kl_coeff (actor/reward_kl_penalty_coeff from 0.4), which our verl key map names
+# policy/kl_coef; the actor logs actor/kl_coef (kept under its own name) only where it adds the KL loss.
+REWARD_KL_COEF_LOGGED = "policy/kl_coef"
+LOSS_KL_COEF_LOGGED = "actor/kl_coef"
+LOGGED_IN_REWARD = ("the log has verl's KL coefficient in the reward (critic/kl_coeff or "
+                    "actor/reward_kl_penalty_coeff), which it logs only when it subtracts the KL from the reward")
+LOGGED_IN_LOSS = "the log has actor/kl_coef, which verl logs only when it adds the KL loss"
+
+
+def _from_log(lk: Lookup, name: str) -> tuple[bool | None, float | None]:
+    """Whether the log shows the KL in a place (its coefficient logged, not 0 at every step), and the last
+    coefficient logged; (None, None) when the log has no such coefficient."""
+    values = lk.logged(name)
+    if values is None:
+        return None, None
+    return any(v != 0 for v in values), values[-1]
+
+
 def _verl_q4(lk: Lookup) -> str:
     in_loss, in_reward = truthy(lk.get("actor.use_kl_loss")), truthy(lk.get("algorithm.use_kl_in_reward"))
+    logged_reward = logged_loss = None
+    evidence = []
+    if in_reward is None:
+        in_reward, logged_reward = _from_log(lk, REWARD_KL_COEF_LOGGED)
+        if in_reward is False:
+            return "not used: verl logged its KL coefficient in the reward as 0 at every step"
+        if in_reward:
+            evidence.append(LOGGED_IN_REWARD)
+    if in_loss is None:
+        in_loss, logged_loss = _from_log(lk, LOSS_KL_COEF_LOGGED)
+        if in_loss:
+            evidence.append(LOGGED_IN_LOSS)
     if in_loss is None and in_reward is None:
         return UNKNOWN
     if in_loss and in_reward:
-        return "both in the loss and in the reward: counted twice"
-    if in_loss:
-        return f"added to the loss ({lk.get('actor.kl_loss_type')}, coef {lk.get('actor.kl_loss_coef')})"
-    if in_reward:
-        return f"folded into the reward (coef {lk.get('algorithm.kl_ctrl.kl_coef')})"
-    return "not used"
+        text = "both in the loss and in the reward: counted twice"
+    elif in_loss:
+        est, coef = lk.get("actor.kl_loss_type"), lk.get("actor.kl_loss_coef", default=logged_loss)
+        text = f"added to the loss ({est}, coef {coef})" if est is not None else f"added to the loss (coef {coef})"
+    elif in_reward:
+        text = f"folded into the reward (coef {lk.get('algorithm.kl_ctrl.kl_coef', default=logged_reward)})"
+    else:
+        text = "not used"
+    return "; ".join([text, *evidence])
 
 
 def _verl_q5(lk: Lookup) -> str:
