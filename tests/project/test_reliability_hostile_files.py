@@ -143,7 +143,7 @@ def _framed(records: list[bytes]) -> bytes:
 
 def test_a_50_mb_wandb_record_is_joined_in_linear_time(tmp_path):
     sys.path.insert(0, str(REPO / "tests"))
-    from fuzz.formats import history_record
+    from helpers.fuzz.formats import history_record
 
     d = tmp_path / "wandb" / "offline-run-20250101_000000-abc"
     d.mkdir(parents=True)
