@@ -131,7 +131,7 @@ def test_trl_over_tensorboard_gives_the_same_metrics_and_config(trl_run):
 
     unjudged = {n.rule_id for n in diagnose(tb).not_judged}
     # as from trainer_state.json, less what needs the samples TensorBoard does not hold
-    assert unjudged <= {"sparse_reward", "first_step_ratio", "verifier_suspect"}, unjudged
+    assert unjudged <= {"sparse_reward", "first_step_ratio", "verifier_suspect", "split_groups"}, unjudged
 
 
 def test_callback_writes_the_same_metrics_and_config(trl_run):

@@ -17,6 +17,7 @@ import re
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 # Names of a column whose lists are per-response rewards (not token ids, not texts): what their words say.
 REWARD_LIST_WORDS = ("reward", "score", "correct")
@@ -31,9 +32,12 @@ def _given(s: pd.Series) -> pd.Series:
 def count_column(s: pd.Series) -> pd.Series | None:
     """`k/n` texts (0 <= k <= n, n > 0) as the fractions k / n; None unless every given value is one."""
     given = _given(s)
-    if not len(given) or given.map(lambda v: not isinstance(v, str)).any():
+    try:
+        if not len(given) or given.map(lambda v: not isinstance(v, str)).any():
+            return None
+        parts = given.str.extract(_COUNT_RE)
+    except (pa.ArrowException, UnicodeError):  # text pyarrow cannot hand to Python (a lone surrogate): no count
         return None
-    parts = given.str.extract(_COUNT_RE)
     if parts.isna().any().any():
         return None
     k, n = parts[0].astype(np.float64), parts[1].astype(np.float64)
