@@ -230,11 +230,14 @@ class Run:
 
     @property
     def last_update(self) -> float | None:
-        """When the run last wrote (unix s): while it runs, its heartbeat; once it has ended (or its state is
-        unknown), the last wall time it logged, when it logged one: an imported run's heartbeat is the import's
-        time, and a published log's files are as new as the clone ("14 min ago" for a run of months ago). Else
-        its heartbeat, or for sources without one the newest modification time of its files (last_update_of)."""
-        if self.meta.status != "running" and (own := self._last_wall_time()) is not None:
+        """When the run last wrote (unix s): its writer's heartbeat when it has one (while it runs; its end once
+        it ended); for a run without one that has ended (or whose state is unknown), the last wall time it logged:
+        a published log's files are as new as the clone ("14 min ago" for a run of months ago). Else the newest
+        modification time of its files (last_update_of)."""
+        # a writer's heartbeat is the run's own record (its end once it ended; grpo-import's the source's end), and
+        # what the Runs table reads without opening the run (last_update_of): it wins, so both say the same
+        ended = self.meta.status != "running"
+        if self.meta.heartbeat is None and ended and (own := self._last_wall_time()) is not None:
             return own
         return last_update_of(self.meta, self.path)
 
