@@ -298,3 +298,23 @@ def test_an_eval_that_wobbles_or_barely_moves_does_not_fall(tmp_path):
     # third 0.0331 (fall 0.008); differences -0.0002 -0.0138 +0.0138 -0.0138 -0.0002, median -0.0002, absolute
     # deviations 0 .0136 .014 .0136 0 -> median 0.0136 -> noise 0.0143 > fall / 2
     assert finding(_eval_run(tmp_path, [0.0412, 0.041, 0.0272, 0.041, 0.0272, 0.033], "noisy"), "eval_diverges") is None
+
+
+def test_a_logged_share_of_zero_advantages_stands_for_the_tied_groups(tmp_path):
+    """RDAN-GRPO on ROLL logs advantage/zero_rate (read as adv/zero_frac), the share of responses whose advantage is
+    exactly 0, and no tied-group share: every response of a tied group has advantage 0, so a share held above
+    ZERO_VAR_WARN = 0.5 is a warning (never critical: responses, not groups), and one at 0.2 is nothing."""
+    rng = np.random.default_rng(3)
+    reward = 0.4 + 0.001 * np.arange(60) + rng.normal(0, 0.02, 60)
+    # 0.70 +- 0.02 on all 60 steps: every windowed median is above 0.5, median 0.70 -> "70.x% of responses"
+    high = write(tmp_path, {"reward/mean": reward, "adv/zero_frac": 0.70 + rng.normal(0, 0.01, 60)}, name="high")
+    f = finding(diagnose(high), "zero_variance_groups")
+    # from the first step the windowed median covers (its first points lack a full window) to the end
+    assert f is not None and f.severity == "warning" and f.step_range[1] == 59 and f.step_range[0] <= 3
+    assert f.evidence[0].metric == "adv/zero_frac" and f.evidence[0].text.startswith("70.")
+    assert "% of responses had advantage exactly 0 on 58 of 60 logged steps" in f.evidence[0].text
+    low = write(tmp_path, {"reward/mean": reward, "adv/zero_frac": 0.20 + rng.normal(0, 0.01, 60)}, name="low")
+    assert finding(diagnose(low), "zero_variance_groups") is None
+    # even at 0.95 it stays a warning: a share of responses is no count of tied groups
+    top = write(tmp_path, {"reward/mean": reward, "adv/zero_frac": np.full(60, 0.95)}, name="top")
+    assert finding(diagnose(top), "zero_variance_groups").severity == "warning"

@@ -7,9 +7,7 @@ once the 31 runs kept aside were added to the corpus).
 
 # Real runs the diagnosis misses, by run name.
 NOT_YET: dict[str, str] = {
-    # issue 36 (readers): the log does not open, or opens without its eval series
-    "roll_rdan_qwen3_4b": ("opens (issue 36); advantage/zero_rate is RDAN-GRPO's share of responses with |A| <= 1e-8, read as "
-                           "adv/zero_frac (0.70-0.72); zero_variance reads groups/zero_std_frac only: a rule change"),
+    # issue 37: the label questioned (the eval score it reads does not fall; see the note)
     "recgrpo_lambda8": "eval/pass_rate (recall@10) 0.0495 0.047 0.042 0.039 0.049 0.0438 is no fall in its own units: "
                        "Mann-Kendall tau -0.33, p 0.45; thirds 0.048 -> 0.046 against a noise of 0.002 (ndcg@10, not "
                        "read as the eval score, does fall 13%); the label may rest on ndcg",

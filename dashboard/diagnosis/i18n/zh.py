@@ -697,6 +697,10 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "每一步的每个回答都得 {v} 分（范围 {r}，批内最大 std {s}）"),
     (r"group size G = (?P<g>\S+) < (?P<b>\S+): each group's mean and std rest on (?P<n>\S+) rewards",
      "group 大小 G = {g} < {b}：每组的 mean 和 std 只靠 {n} 个 reward"),
+    ((r"(?P<p>\S+)% of responses had advantage exactly 0 on (?P<a>\S+) of (?P<b>\S+) logged steps \(windowed median\) "
+      r"between steps (?P<s>\S+) and (?P<e>\S+); tied groups are not logged, and every response of one has advantage 0"),
+     "第 {s} 到 {e} 步之间，{b} 个记录的步中有 {a} 个（滑动窗口中位数）有 {p}% 的回答 advantage 恰为 0；日志没有记录全组同分的"
+     "比例，而全组同分的 group 里每个回答的 advantage 都是 0"),
     ((r"(?P<p>\S+)% of groups scored all the same \(advantage 0, no signal\) on (?P<a>\S+) of (?P<b>\S+) logged steps "
      r"\(windowed median\) between steps (?P<s>\S+) and (?P<e>\S+)"),
      "第 {s} 到 {e} 步之间，{b} 个记录的步中有 {a} 个（滑动窗口中位数）有 {p}% 的 group 全组同分（advantage 为 0，没有信号）"),

@@ -181,7 +181,7 @@ def sparse_reward(d: RunData):
 @rule("zero_variance_groups", "zero-variance groups dominate", "zero_variance")
 def zero_variance_groups(d: RunData):
     if d.dense("groups/zero_std_frac") is None:
-        return no_spread_steps(d)
+        return zero_advantage_share(d) or no_spread_steps(d)
     if (nj := d.need("zero_variance_groups", "groups/zero_std_frac", min_points=5)):
         return nj
     steps, z = d.dense("groups/zero_std_frac")
@@ -263,6 +263,28 @@ def _early_zero_variance(d: RunData) -> float | None:
     if z is None or len(z[1]) < 5:
         return None
     return float(early_level(z[1], window_for(len(z[1]), lo=3, hi=20)))
+
+
+def zero_advantage_share(d: RunData) -> list:
+    """Without the tied groups' share: the share of responses whose advantage is exactly 0 (adv/zero_frac, as
+    RDAN-GRPO on ROLL logs it). Every response of a tied group has advantage 0, so this share is at least the tied
+    share's response-weighted value and may hold more (a response exactly at its group's mean): judged on the same
+    bar over a sustained stretch, a warning at most, not a count of groups. [] when not logged or not high."""
+    got = d.dense("adv/zero_frac")
+    if got is None or len(got[1]) < 5:
+        return []
+    steps, z = got
+    high = rolling_median(z, window_for(len(z), lo=3, hi=20)) > ZERO_VAR_WARN
+    if high.sum() < sustained_len(len(z)):
+        return []
+    i0, i1 = int(np.argmax(high)), len(high) - 1 - int(np.argmax(high[::-1]))
+    v = float(np.median(z[high]))
+    ev = [evidence("adv/zero_frac", v, ZERO_VAR_WARN, f"median over the {int(high.sum())} logged steps above "
+                   f"{ZERO_VAR_WARN}", f"{fmt(100 * v)}% of responses had advantage exactly 0 on {int(high.sum())} of "
+                   f"{len(z)} logged steps (windowed median) between steps {steps[i0]} and {steps[i1]}; tied groups "
+                   "are not logged, and every response of one has advantage 0")]
+    side, split_ev = _split(d, i0, i1, v)
+    return [_zero_variance_finding(d, "warning", side, (int(steps[i0]), int(steps[i1])), ev + split_ev)]
 
 
 def no_spread_steps(d: RunData):
