@@ -126,6 +126,9 @@ class RunData:
         config = getattr(meta, "config", None)
         self.config: Mapping[str, Any] = config if isinstance(config, Mapping) else {}
         self.source = str(getattr(meta, "source", "") or "")
+        # the reader numbered the rows itself (no step column): step 1 is the first row, not the first update
+        info = getattr(meta, "info", None)
+        self.steps_from_order = isinstance(info, Mapping) and info.get("step_from") == "order"
         # {column: steps logged as NaN} when the reader can tell a NaN from a null, else None
         self.nan_at = getattr(run, "nan_at", None) if getattr(run, "nan_known", False) else None
         self._samples: pd.DataFrame | None = None

@@ -318,3 +318,24 @@ def test_a_logged_share_of_zero_advantages_stands_for_the_tied_groups(tmp_path):
     # even at 0.95 it stays a warning: a share of responses is no count of tied groups
     top = write(tmp_path, {"reward/mean": reward, "adv/zero_frac": np.full(60, 0.95)}, name="top")
     assert finding(diagnose(top), "zero_variance_groups").severity == "warning"
+
+
+def test_a_first_kl_on_a_row_numbered_by_the_reader_is_not_judged_as_step_one(tmp_path):
+    """A log with no step column is numbered by its rows (meta.info step_from 'order'): its first row may come after
+    any number of updates, so a KL of 2 nats there is no reference mismatch at step 1; with a step column saying
+    step 1 it is (2 > REF_KL_FIRST, before the policy could move)."""
+    import json
+
+    from collectors import open_run
+
+    rows = [{"reward": 0.3 + 0.01 * i, "kl": 2.0 + 0.01 * i, "loss": 0.1} for i in range(30)]
+    plain = tmp_path / "ordered.jsonl"
+    plain.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = open_run(plain)
+    assert run.meta.info.get("step_from") == "order"
+    d = diagnose(run)
+    assert finding(d, "reference_mismatch") is None
+    assert "the steps are row positions" in {n.rule_id: n.reason for n in d.not_judged}["reference_mismatch"]
+    stepped = tmp_path / "stepped.jsonl"
+    stepped.write_text("".join(json.dumps({"step": i + 1, **r}) + "\n" for i, r in enumerate(rows)), encoding="utf-8")
+    assert finding(diagnose(open_run(stepped)), "reference_mismatch") is not None

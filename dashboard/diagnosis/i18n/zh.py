@@ -790,6 +790,8 @@ NOT_JUDGED: tuple[tuple[str, str], ...] = (
     (r"neither the sampling temperature, the entropy nor sample texts are available", "采样温度、entropy 和样本文本都没有"),
     (r"optim/lr is not logged \(or on fewer than (?P<n>\S+) steps\)", "没有记录 optim/lr（或者记录的步数少于 {n}）"),
     (r"policy/kl_ref is not logged \(or only as placeholder zeros\)", "没有记录 policy/kl_ref（或者只是占位的 0）"),
+    (r"the steps are row positions \(no step column\): whether the first KL to the reference comes before any update is unknown",
+     "步数是行号（日志没有步数列）：第一个相对 reference 的 KL 是否在任何更新之前，无从得知"),
     (r"the first KL to the reference is logged at step (?P<s>\S+), after updates: the starting KL is unknown",
      "第一个参考 KL 记录在第 {s} 步，已经更新过了：起点的 KL 未知"),
     (r"neither the config nor the samples give the group size", "配置和样本都没有给出 group 大小"),

@@ -343,6 +343,9 @@ def reference_mismatch(d: RunData):
         return NotJudged("reference_mismatch", "policy/kl_ref is not logged (or only as placeholder zeros)")
     steps, x = kl
     v = float(x[0])
+    if d.steps_from_order:  # a first row may come after any number of updates: neither test applies
+        return NotJudged("reference_mismatch", "the steps are row positions (no step column): whether the first "
+                         "KL to the reference comes before any update is unknown")
     if steps[0] > FIRST_STEPS - (d.source in ZERO_BASED_SOURCES):
         if not late_reference(d):
             return NotJudged("reference_mismatch", f"the first KL to the reference is logged at step {steps[0]}, "
