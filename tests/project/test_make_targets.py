@@ -28,7 +28,7 @@ def test_the_target_without_the_browser_runs_pytest_and_installs_nothing():
                                            ({"GRPOSCOPE_REQUIRE_BROWSER": "1"}, True),
                                            ({"GRPOSCOPE_REQUIRE_BROWSER": "0", "CI": "true"}, True)])
 def test_ci_requires_the_browser_whatever_the_target_says(env, required):
-    code = "import sys; sys.path.insert(0, 'tests'); import browser_fixtures as b; print(b.REQUIRED)"
+    code = "import sys; sys.path.insert(0, 'tests'); import helpers.browser_fixtures as b; print(b.REQUIRED)"
     clean = {k: v for k, v in os.environ.items() if k not in ("CI", "GRPOSCOPE_REQUIRE_BROWSER")}
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**clean, **env}, capture_output=True,
                          text=True, check=True)
