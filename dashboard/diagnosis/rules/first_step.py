@@ -187,7 +187,7 @@ def trl_step_one(d: RunData) -> tuple[float, float] | None:
     """(clip fraction at TRL's step 1, the run's median clip fraction) when a TRL run logs step 1 and clips more
     than CLIP_STEP_ONE of its tokens there; else None. A log at step 1 covers the first optimizer step alone,
     on-policy in every configuration: a clip fraction there is a mismatch."""
-    if not is_trl(d) or not d.n or d.steps[0] != 1 or d.steps_from_order:  # row 1 need not be TRL's step 1
+    if not is_trl(d) or not d.n or d.steps[0] != 1:
         return None
     hit = _first(d, ("policy/clipfrac",))
     if hit is None or not hit[1] > CLIP_STEP_ONE:
