@@ -185,16 +185,12 @@ def zero_variance_groups(d: RunData):
     if (nj := d.need("zero_variance_groups", "groups/zero_std_frac", min_points=5)):
         return nj
     steps, z = d.dense("groups/zero_std_frac")
-    w = window_for(len(z), lo=3, hi=20)
-    # A level, not an episode: the share of the run where the windowed median is above the bar. With one or two
-    # prompts per step the fraction jumps between 0 and 1, so runs of consecutive steps would miss it.
-    high = rolling_median(z, w) > ZERO_VAR_WARN
-    if high.sum() < sustained_len(len(z)):
+    level = _held_above(z)
+    if level is None:
         # a share that jumps between 0 and 1 (one prompt a step, or a few) has a median of 0 while a third of the
         # steps have no group with spread at all: those steps update nothing, judged as without a logged share
         return no_spread_steps(d)
-    i0, i1 = int(np.argmax(high)), len(high) - 1 - int(np.argmax(high[::-1]))
-    v = float(np.median(z[high]))
+    high, i0, i1, v = level
     ev = [evidence("groups/zero_std_frac", v, ZERO_VAR_WARN, f"median over the {int(high.sum())} logged steps "
                    f"above {ZERO_VAR_WARN}", f"{fmt(100 * v)}% of groups scored all the same (advantage 0, no signal) "
                    f"on {int(high.sum())} of {len(z)} logged steps (windowed median) between steps {steps[i0]} and "
@@ -265,6 +261,17 @@ def _early_zero_variance(d: RunData) -> float | None:
     return float(early_level(z[1], window_for(len(z[1]), lo=3, hi=20)))
 
 
+def _held_above(z: np.ndarray) -> tuple[np.ndarray, int, int, float] | None:
+    """A share held above ZERO_VAR_WARN: (mask of the points whose windowed median is above it, first and last
+    such point, the median over them), None when they are fewer than sustained_len. z: (T,) a share per logged
+    step. A level, not an episode: with one or two prompts per step the share jumps between 0 and 1, so runs of
+    consecutive steps would miss it."""
+    high = rolling_median(z, window_for(len(z), lo=3, hi=20)) > ZERO_VAR_WARN
+    if high.sum() < sustained_len(len(z)):
+        return None
+    return high, int(np.argmax(high)), len(high) - 1 - int(np.argmax(high[::-1])), float(np.median(z[high]))
+
+
 def zero_advantage_share(d: RunData) -> list:
     """Without the tied groups' share: the share of responses whose advantage is exactly 0 (adv/zero_frac, as
     RDAN-GRPO on ROLL logs it). Every response of a tied group has advantage 0, so this share is at least the tied
@@ -274,11 +281,9 @@ def zero_advantage_share(d: RunData) -> list:
     if got is None or len(got[1]) < 5:
         return []
     steps, z = got
-    high = rolling_median(z, window_for(len(z), lo=3, hi=20)) > ZERO_VAR_WARN
-    if high.sum() < sustained_len(len(z)):
+    if (level := _held_above(z)) is None:
         return []
-    i0, i1 = int(np.argmax(high)), len(high) - 1 - int(np.argmax(high[::-1]))
-    v = float(np.median(z[high]))
+    high, i0, i1, v = level
     ev = [evidence("adv/zero_frac", v, ZERO_VAR_WARN, f"median over the {int(high.sum())} logged steps above "
                    f"{ZERO_VAR_WARN}", f"{fmt(100 * v)}% of responses had advantage exactly 0 on {int(high.sum())} of "
                    f"{len(z)} logged steps (windowed median) between steps {steps[i0]} and {steps[i1]}; tied groups "
