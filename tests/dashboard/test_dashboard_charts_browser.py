@@ -192,6 +192,11 @@ def test_samples_all_groups_are_compact_and_top_n_applies(server, page):
                                   .filter(e => /^step \\d+ · group/.test(e.innerText)).length <= 3""", timeout=15_000)
     except sync_api.Error:
         pass  # counted below, where a failure says how many
+    try:  # and the new blocks' listings have drawn (under load they follow their headers by seconds)
+        page.wait_for_function("""() => [...document.querySelectorAll('[data-testid=stCode]')]
+                                  .filter(e => e.innerText.includes('│')).length >= 3""", timeout=30_000)
+    except sync_api.Error:
+        pass
     screenshot(page, "samples_all_groups")
     heads = [t for t in page.get_by_test_id("stText").all_inner_texts() if re.match(r"step \d+ · group", t)]
     listings = [c for c in page.get_by_test_id("stCode").all_inner_texts() if "│" in c]
