@@ -13,36 +13,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 import textwrap
-import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from collectors.readers.wandb.framing import BLOCK, FIRST, FULL, HEADER, LAST, MIDDLE
-
-
-def framed(records: list[bytes]) -> bytes:
-    out, room = [HEADER], BLOCK - len(HEADER)
-    for whole in records:
-        rec, first = memoryview(whole), True
-        while True:
-            if room < 7:
-                out.append(b"\0" * room)
-                room = BLOCK
-            take, rec = rec[:room - 7], rec[room - 7:]
-            kind = (FULL if first else LAST) if not len(rec) else (FIRST if first else MIDDLE)
-            out.append(struct.pack("<IHB", zlib.crc32(take, zlib.crc32(bytes([kind]))), len(take), kind) + bytes(take))
-            room, first = room - 7 - len(take), False
-            if not len(rec):
-                break
-    return b"".join(out)
+from helpers.hostile import huge_record_run, sparse_log
 
 
 def measure(code: str) -> str:
@@ -61,22 +42,10 @@ def main() -> None:
     ap.add_argument("--record-mb", type=int, default=50)
     ap.add_argument("--log-mb", type=int, default=190)
     a = ap.parse_args()
-    from fuzz.formats import history_record
-
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        big = t / "big.jsonl"
-        big.write_bytes(b'{"step": 1, "reward": 0.5}\n')
-        with big.open("r+b") as f:
-            f.truncate(a.sparse_gb << 30)
-            f.seek(0, os.SEEK_END)
-            f.write(b'\n{"step": 2, "reward": 0.7}\n')
-        os.utime(big, (0, 0))
-        run = t / "wandb" / "offline-run-20250101_000000-abc"
-        run.mkdir(parents=True)
-        rows = [history_record(i, {"train/reward": str(0.1 * i)}) for i in range(30)]
-        rows.append(history_record(30, {"train/reward": "0.5", "text": '"' + "x" * (a.record_mb << 20) + '"'}))
-        (run / "run-abc.wandb").write_bytes(framed(rows))
+        big = sparse_log(t / "big.jsonl", a.sparse_gb << 30)
+        run = huge_record_run(t / "wandb", a.record_mb)
         log = t / "valid.jsonl"
         line = b'{"step": 1, "reward": 0.5, "kl": 0.01, "text": "' + b"a" * 150 + b'"}\n'
         with log.open("wb") as f:

@@ -22,6 +22,10 @@ from collectors.store.parts import SEQ_COLUMN
 # A reader may list, in `chunk.attrs[NAN_AT]` = {column: [steps]}, where a NaN was logged: in the float
 # table a NaN and a null ("not measured this step") look alike, and the diagnosis must tell them apart.
 NAN_AT = "nan_at"
+# The longest column name a run keeps. Metric names are tags like `actor/pg_clipfrac_lower`; numpy holds a list of
+# labels at its longest one's width, so one 8 MB name (a broken quote in a printed dict swallowing a whole line)
+# made a 44-column chunk cost 1.4 GB (fuzzing, issue 38). 4,096 is PATH_MAX: room for any name a logger writes.
+MAX_NAME_CHARS = 4_096
 
 
 def last_update_of(meta: RunMeta, path: Path) -> float | None:
@@ -258,6 +262,7 @@ class Run:
         """Read what is new since the last call; return the number of new metric rows read."""
         n = 0
         for chunk in self._read_new():
+            chunk = self._names_kept(chunk)
             if chunk.columns.has_duplicates:
                 chunk = self._one_column_each(chunk)
             chunk = place_levels(chunk, self.meta.config or {}, self.meta.info)  # a key's level from the config
@@ -284,6 +289,25 @@ class Run:
         rule fires, by replaying a finished run step by step.
         """
         return _Prefix(self, step)
+
+    def _names_kept(self, chunk: pd.DataFrame) -> pd.DataFrame:
+        """The chunk without columns whose name is no metric's (over MAX_NAME_CHARS characters, or not text);
+        a note says how many and how long."""
+        odd = [i for i, c in enumerate(chunk.columns) if not isinstance(c, str) or len(c) > MAX_NAME_CHARS]
+        if not odd:
+            return chunk
+        longest = max(len(str(chunk.columns[i])) for i in odd)
+        self._note(Problem("metrics", f"{len(odd)} column(s) with a name of up to {longest:,} characters, no "
+                                      f"metric's name (over {MAX_NAME_CHARS:,}); left out"))
+        keep = [i for i in range(chunk.shape[1]) if i not in set(odd)]
+        out = chunk.iloc[:, keep]
+        out.attrs = {k: ({n: v for n, v in a.items() if n in out.columns} if isinstance(a, dict) else a)
+                     for k, a in chunk.attrs.items()}
+        return out
+
+    def _note(self, problem: Problem) -> None:
+        if problem not in self.problems:
+            self.problems.append(problem)
 
     def _one_column_each(self, chunk: pd.DataFrame) -> pd.DataFrame:
         """A chunk holding two columns of one name (a reader renamed two keys alike) as one column each, the

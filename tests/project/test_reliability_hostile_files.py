@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import textwrap
-import zlib
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers.hostile import huge_record_run, sparse_log
 from helpers.paths import REPO
 
 from collectors.discovery import discover_runs
 from collectors.readers.text.linetail import MAX_LINE, LineTail
-from collectors.readers.wandb.framing import BLOCK, FIRST, FULL, HEADER, LAST, MIDDLE
 from collectors.store.load import load_run
 from dashboard import paths
 
@@ -79,13 +77,7 @@ def test_a_part_or_run_json_linked_to_itself_is_a_note_and_the_rest_loads(tmp_pa
 
 # -- giant and sparse files ------------------------------------------------------------------------------------
 def test_a_sparse_gigabyte_log_is_read_under_a_memory_cap_with_a_note(tmp_path):
-    log = tmp_path / "big.jsonl"
-    log.write_bytes(b'{"step": 1, "reward": 0.5}\n')
-    with log.open("r+b") as f:
-        f.truncate(4 << 30)  # 4 GB of NULs (a hole: nothing on disk) with no line end
-        f.seek(0, os.SEEK_END)
-        f.write(b'\n{"step": 2, "reward": 0.7}\n')
-    os.utime(log, (0, 0))  # settled
+    log = sparse_log(tmp_path / "big.jsonl", 4 << 30)  # 4 GB of NULs (a hole: nothing on disk) with no line end
     out = _limited(f"""
         from collectors import open_run
         from collectors.discovery import discover_runs
@@ -121,35 +113,8 @@ def test_a_line_of_one_mebibyte_and_a_crlf_log_read_as_before(tmp_path):
     assert block == b'{"step": 1}\r\n' + big + b'\n{"step": 3}\n' and first == 1 and not waiting
 
 
-def _framed(records: list[bytes]) -> bytes:
-    """wandb's LevelDB-log framing of `records` (collectors/readers/wandb/framing.py), in linear time."""
-    out, room = [HEADER], BLOCK - len(HEADER)
-    for whole in records:
-        rec, first = memoryview(whole), True
-        while True:
-            if room < 7:
-                out.append(b"\0" * room)
-                room = BLOCK
-            take = rec[:room - 7]
-            rec = rec[len(take):]
-            kind = (FULL if first else LAST) if not rec else (FIRST if first else MIDDLE)
-            out.append(struct.pack("<IHB", zlib.crc32(take, zlib.crc32(bytes([kind]))), len(take), kind) + bytes(take))
-            room -= 7 + len(take)
-            first = False
-            if not rec:
-                break
-    return b"".join(out)
-
-
 def test_a_50_mb_wandb_record_is_joined_in_linear_time(tmp_path):
-    sys.path.insert(0, str(REPO / "tests"))
-    from helpers.fuzz.formats import history_record
-
-    d = tmp_path / "wandb" / "offline-run-20250101_000000-abc"
-    d.mkdir(parents=True)
-    rows = [history_record(i, {"train/reward": str(0.1 * i)}) for i in range(30)]
-    big = history_record(30, {"train/reward": "0.5", "text": '"' + "x" * (50 << 20) + '"'})
-    (d / "run-abc.wandb").write_bytes(_framed(rows + [big]))
+    d = huge_record_run(tmp_path / "wandb", 50)
     out = _limited(f"""
         from collectors import open_run
         print(len(open_run({str(d)!r}).metrics))

@@ -17,7 +17,6 @@ folders (`swanlog/`), whose run folders are runs of their own.
 from __future__ import annotations
 
 import math
-import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import pandas as pd
 from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import WALL, Points, column_of, new_chunk
 from collectors.readers.protowire import fields
+from collectors.readers.runfolders import RunFolders
 from collectors.readers.wandb.framing import RecordReader
 from collectors.run import Problem, Run
 from collectors.sources import register_source
@@ -61,41 +61,8 @@ def record_file(target: Path) -> Path | None:
     return files[-1] if files else None
 
 
-def run_folders(folder: Path) -> list[Path]:
-    """The run folders directly in `folder` (a `swanlog/`), by name (swanlab names them by start time)."""
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return []
-    return [p for p in entries if p.name.startswith(RUN_PREFIX) and p.is_dir() and not p.is_symlink()
-            and record_file(p) is not None]
-
-
-def detect(target: str) -> bool:
-    p = Path(target)
-    if p.is_file():
-        return is_record_file(p)
-    return p.is_dir() and (record_file(p) is not None or bool(run_folders(p)))
-
-
-def parts(target: str) -> list[str]:
-    """What a run reads below a folder: all of a run folder (files/, logs/, media/), or the run folders of a
-    `swanlog/`."""
-    p = Path(target)
-    if record_file(p) is None:
-        return [f.name for f in run_folders(p)]
-    try:
-        return [e.name for e in os.scandir(p) if e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return []
-
-
-def list_launches(target: str) -> list[str]:
-    """The run folders of a `swanlog/`, each a run of its own; [] for a run."""
-    p = Path(target)
-    if p.is_file() or record_file(p) is not None:
-        return []
-    return [str(f) for f in run_folders(p)]
+FOLDERS = RunFolders((RUN_PREFIX,), record_file, is_record_file)
+run_folders, detect, parts, list_launches = FOLDERS.run_folders, FOLDERS.detect, FOLDERS.parts, FOLDERS.list_launches
 
 
 def _text(msg: dict[int, list], field: int) -> str:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +29,7 @@ from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers import jsontext
 from collectors.readers.columnar import OWN_COLUMNS, Points, new_chunk, own_column_tags
 from collectors.readers.keymap import STEP_LIMIT, map_row
+from collectors.readers.runfolders import RunFolders
 from collectors.readers.text.rows import MAX_ROW_DEPTH
 from collectors.readers.wandb.bulk import BulkHistory
 from collectors.readers.wandb.framing import RecordReader
@@ -59,41 +59,8 @@ def wandb_file(target: Path) -> Path | None:
     return files[-1] if files else None
 
 
-def run_folders(folder: Path) -> list[Path]:
-    """The run folders directly in `folder` (a `wandb/` dir), by name (wandb names them by start time);
-    `latest-run`, a symlink to one of them, is skipped."""
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return []
-    return [p for p in entries if p.name.startswith(RUN_DIR_PREFIXES) and p.is_dir() and not p.is_symlink()
-            and wandb_file(p) is not None]
-
-
-def detect(target: str) -> bool:
-    p = Path(target)
-    if p.is_file():
-        return p.suffix == ".wandb"
-    return p.is_dir() and (wandb_file(p) is not None or bool(run_folders(p)))
-
-
-def parts(target: str) -> list[str]:
-    """What a run reads below a folder: all of a run folder (files/, logs/), or the run folders of a `wandb/`."""
-    p = Path(target)
-    if wandb_file(p) is None:
-        return [f.name for f in run_folders(p)]
-    try:
-        return [e.name for e in os.scandir(p) if e.is_dir(follow_symlinks=False)]
-    except OSError:
-        return []
-
-
-def list_launches(target: str) -> list[str]:
-    """The run folders of a folder holding run folders (`wandb/`), each a run of its own; [] for a run."""
-    p = Path(target)
-    if p.is_file() or wandb_file(p) is not None:
-        return []
-    return [str(f) for f in run_folders(p)]
+FOLDERS = RunFolders(RUN_DIR_PREFIXES, wandb_file, lambda p: p.suffix == ".wandb")
+run_folders, detect, parts, list_launches = FOLDERS.run_folders, FOLDERS.detect, FOLDERS.parts, FOLDERS.list_launches
 
 
 def _item_value(item) -> Any:
