@@ -26,6 +26,7 @@ NAN_AT = "nan_at"
 # labels at its longest one's width, so one 8 MB name (a broken quote in a printed dict swallowing a whole line)
 # made a 44-column chunk cost 1.4 GB (fuzzing, issue 38). 4,096 is PATH_MAX: room for any name a logger writes.
 MAX_NAME_CHARS = 4_096
+MAX_NOTE_CHARS = 2_000  # a note is a line or two to read: about 20 lines of a terminal
 
 
 def last_update_of(meta: RunMeta, path: Path) -> float | None:
@@ -45,6 +46,14 @@ class Problem:
 
     file: str
     message: str
+
+    def __post_init__(self) -> None:
+        # a note names what it is about, and a name can be anything a file holds (an 8 MB key, fuzzing): past
+        # MAX_NOTE_CHARS the rest is cut, and the note says how long it was
+        for name in ("file", "message"):
+            text = getattr(self, name)
+            if isinstance(text, str) and len(text) > MAX_NOTE_CHARS:
+                object.__setattr__(self, name, f"{text[:MAX_NOTE_CHARS]}... ({len(text):,} characters)")
 
     def __str__(self) -> str:
         return f"{self.file}: {self.message}"

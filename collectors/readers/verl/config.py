@@ -28,6 +28,10 @@ _PREFIX_RE = re.compile(r"^(?:\x1b\[[0-9;]*m)*\([^()]*pid=\d+[^()]*\)(?:\x1b\[[0
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 _MIDLINE_RE = re.compile(r"\((?=[^()]*pid=\d+)[^()]*\)")
 _COMMAND_RE = re.compile(r"-m\s+verl\.trainer\.\w+\s+(.*)$")
+# shlex reads a character at a time in Python (~1 MB/s here): an 8 MB line that matched _COMMAND_RE (a mutated log,
+# fuzzing) took over 10 s. A command a launcher echoes is a few KB (the longest in the real verl runs: 1,525
+# characters); past this, a line is split at blanks, as when its quotes do not pair.
+MAX_SHLEX_CHARS = 64 << 10
 _MAX_LINES = 5000  # a printed config is a few hundred lines; give up on a brace that never closes
 
 
@@ -81,7 +85,7 @@ def command_overrides(text: str) -> dict[str, Any] | None:
         if not m:
             continue
         try:
-            tokens = shlex.split(m.group(1))
+            tokens = shlex.split(m.group(1)) if len(m.group(1)) <= MAX_SHLEX_CHARS else m.group(1).split()
         except ValueError:
             tokens = m.group(1).split()
         out = {}
