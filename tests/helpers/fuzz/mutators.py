@@ -470,9 +470,58 @@ def _replace_value(doc: object, rng: random.Random, new: Callable[[], object]) -
 ENDLESS = [17 << 20, 24 << 20]  # just past linetail.MAX_LINE (16 MiB): each case stays within the harness's memory
 
 
+# how a text log holds a metric that was not measured: JSON's null, Python's json NaN, a NaN as text, an empty value
+MISSING_JSON = [None, float("nan"), "nan", "NaN", ""]
+MISSING_TEXT = [b"", b"nan", b"NaN", b"null", b"None", b"-nan"]
+
+
 @mutator
 def null_values(data: bytes, rng: random.Random) -> bytes:
-    """A Parquet column with nulls in it (a damaged part, a writer that lost values), its type kept."""
+    """Values missing where numbers were: in a Parquet column, nulls of the column's type (a damaged part, a
+    writer that lost values); in a JSON document or line, numbers replaced by null, NaN, "nan" or ""; in other
+    text (CSV, a console line), numbers replaced by nothing, nan, NaN, null or None."""
+    if data.startswith(b"PAR1"):
+        return _parquet_nulls(data, rng)
+    if _binary_format(data):
+        return data
+    doc, where = _json_piece(data, rng)
+    if doc is not None and (out := _json_nulls(doc, rng)) is not None:
+        return _put_json(data, where, out)
+    spans = [m.span() for m in _NUMBER.finditer(data, 0, 1 << 20)]
+    if not spans:
+        return data
+    out = data
+    for a, b in sorted(rng.sample(spans, min(len(spans), rng.randint(1, 4))), reverse=True):
+        out = out[:a] + rng.choice(MISSING_TEXT) + out[b:]
+    return out
+
+
+def _json_nulls(doc: object, rng: random.Random) -> object | None:
+    """A copy of `doc` with one to four of its numbers (not booleans) missing; None when it holds no number."""
+    paths: list[tuple] = []
+
+    def walk(node: object, path: tuple) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            if len(paths) > 20_000:
+                return
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                paths.append(path + (k,))
+            walk(v, path + (k,))
+
+    walk(doc, ())
+    if not paths:
+        return None
+    doc = json.loads(json.dumps(doc))
+    for path in rng.sample(paths, min(len(paths), rng.randint(1, 4))):
+        node = doc
+        for k in path[:-1]:
+            node = node[k]
+        node[path[-1]] = rng.choice(MISSING_JSON)
+    return doc
+
+
+def _parquet_nulls(data: bytes, rng: random.Random) -> bytes:
     table = _parquet_table(data)
     if table is None or not table.num_columns or not table.num_rows:
         return data
