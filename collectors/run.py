@@ -222,6 +222,7 @@ class Run:
         self.nan_at: dict[str, set[int]] = {}
         self._samples = pd.DataFrame({c: pd.Series(dtype=t if t != "string" else "object")
                                       for c, (t, _) in SAMPLES.items()})
+        self._eval_samples = self._samples  # the same schema; validation generations, no training rollout
 
     # -- what subclasses provide ------------------------------------------------------------
     def _read_new(self) -> list[pd.DataFrame]:
@@ -290,6 +291,11 @@ class Run:
         if step_max is not None:
             s = s[s["step"] <= step_max]
         return s.reset_index(drop=True)
+
+    def eval_samples(self) -> pd.DataFrame:
+        """Validation generations (a prompt, a response, its score), in the samples schema, sorted; kept apart from
+        `samples()`, which the diagnosis reads as training rollouts. Empty where the format logs none."""
+        return self._eval_samples.reset_index(drop=True)
 
     def until(self, step: int) -> Run:
         """A frozen copy of the run as it stood at `step`: metrics and samples up to it, nothing to refresh.

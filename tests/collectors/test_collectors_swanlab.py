@@ -107,3 +107,38 @@ def test_the_reader_imports_no_swanlab():
             "print(sorted(m for m in ('swanlab', 'google.protobuf', 'torch', 'streamlit') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(out.stdout.strip().replace("'", '"')) == []
+
+
+@needs_swanlab
+@pytest.mark.parametrize("shape", ["table", "text"])
+def test_verls_validation_generations_are_eval_samples(swanlog, tmp_path, shape):
+    """verl's val/generations: an echarts table at the last step (newer verl: the module's run) or one Text per
+    sample at step 15 (older verl), each (input, output, score) one eval sample, its prompt a group of its own;
+    none is a training sample (the diagnosis reads those as rollouts)."""
+    from fixtures.swanlab_runs import GENERATIONS
+
+    run = open_run(swanlog if shape == "table" else write_run(tmp_path / "swanlog", "offline", rows=verl_rows(16),
+                                                              shape="text"))
+    ev = run.eval_samples()
+    assert len(run.samples()) == 0 and run.problems == []
+    assert ev["step"].tolist() == [30 if shape == "table" else 15] * 2
+    assert ev["prompt"].tolist() == [g[0] for g in GENERATIONS]
+    assert ev["completion"].tolist() == ["48 + 24 = 72\n#### 72", "3 + 5 = 8\n#### 8"]  # its own lines kept
+    assert ev["reward"].tolist() == [0.0, 0.0] and ev["group"].tolist() == [0, 1] and ev["sample"].tolist() == [0, 0]
+
+
+def test_swanlab_text_that_is_no_generation_and_odd_media_items(tmp_path):
+    """The media helpers on what a run may hold besides verl's form: plain text is no sample; a table without
+    input and output columns gives none; a file name climbing out of the run folder is not opened."""
+    from collectors.readers.stores import swanlab_media as media
+
+    assert media.text_record("Question: 2+2? Answer: 4") is None
+    assert media.text_record("input: a\n\n---\n\noutput: b\n\n---\n\nscore: n/a")[:2] == ("a", "b")
+    assert media.table_records('{"_swanLab": "table", "rowData": [{"x": 1}]}') == []
+    assert media.table_records('{"_swanLab": "table", "rowData": [{"input": "p", "output": null, "score": "1"}]}') \
+        == [(None, ("p", None, 1.0))]
+    (tmp_path / "secret.txt").write_text("input: x\n---\noutput: y")
+    (tmp_path / "run" / "media" / "text").mkdir(parents=True)
+    assert media.item_content(tmp_path / "run", media.TEXT, "../../../secret.txt", None) is None
+    assert media.item_content(tmp_path / "run", media.TEXT, "missing.txt", None) is None
+    assert media.item_content(tmp_path / "run", media.TEXT, "x.txt", b"payload") == "payload"

@@ -10,7 +10,9 @@ zeros out: a scalar without step is at step 0, one without number is 0.0. The co
 each key as {value, desc, sort}. Local mode (`swanlab.init(mode="local")`, verl's `trainer.logger=['swanlab']`
 with SWANLAB_MODE=local) adds `logs/<n>/` and `media/` for its dashboard; the record file holds the same.
 
-Media (text, images) are not read: no samples. Targets: a run folder, a `.swanlab` file, or a folder of run
+Text media are read as samples where they hold verl's validation generations (swanlab_media.py): under an eval
+key (`val/generations`) as `eval_samples()`, under another as `samples()`; images and other media are not read.
+Targets: a run folder, a `.swanlab` file, or a folder of run
 folders (`swanlog/`), whose run folders are runs of their own.
 """
 
@@ -27,6 +29,9 @@ from collectors.meta import RunError, RunMeta, flatten_config
 from collectors.readers.columnar import WALL, Points, column_of, new_chunk
 from collectors.readers.protowire import fields
 from collectors.readers.runfolders import RunFolders
+from collectors.readers.stores import swanlab_media as media
+from collectors.readers.text.guess import EVAL_PREFIXES
+from collectors.readers.verl.console import dump_samples
 from collectors.readers.wandb.framing import RecordReader
 from collectors.run import Problem, Run
 from collectors.sources import register_source
@@ -103,6 +108,8 @@ class SwanLabRun(Run):
         self.folder = path.parent if path.is_file() else path
         self._reader: RecordReader | None = None
         self._seq = 0
+        self._generations: dict[bool, dict[int, list[media.Record]]] = {False: {}, True: {}}  # eval? -> step ->
+        self._unread_texts = 0
         self._config()
         self.refresh()
 
@@ -125,14 +132,50 @@ class SwanLabRun(Run):
                     self._start(fields(record[START][-1]))
                 elif FINISH in record:
                     self._finish(fields(record[FINISH][-1]))
+                elif media.MEDIA in record:
+                    self._media(media.media_items(fields(record[media.MEDIA][-1])))
             except ValueError:
                 bad += 1
+        self._samples_of_media()
         if bad:
             self._note(Problem(f.name, f"{bad} record(s) that are no SwanLab record; skipped"))
         if self._reader.error:
             self._note(Problem(f.name, self._reader.error))
         chunks, self._seq = new_chunk(points, self._table.frame(), self._seq, column_of)
         return chunks
+
+    def _media(self, record: tuple[str, int, int, list]) -> None:
+        """A text or echarts media record's verl generations, kept by step under eval or training."""
+        key, step, kind, items = record
+        if kind not in media.MEDIUM:
+            return
+        found: list[tuple[int | None, media.Record]] = []
+        for name, payload in items:
+            text = media.item_content(self.folder, kind, name, payload)
+            if text is None:
+                continue
+            got = [(None, r)] if kind == media.TEXT and (r := media.text_record(text)) else (
+                media.table_records(text) if kind == media.ECHARTS else [])
+            self._unread_texts += not got and kind == media.TEXT
+            found += got
+        is_eval = key.lower().startswith(EVAL_PREFIXES)
+        for at, rec in found:
+            self._generations[is_eval].setdefault(step if at is None else at, []).append(rec)
+
+    def _samples_of_media(self) -> None:
+        """The generations read so far as the samples frames (verl's (input, output, score) -> one group a prompt)."""
+        for is_eval, by_step in self._generations.items():
+            if not by_step:
+                continue
+            frame = pd.concat([dump_samples(step, recs)[0] for step, recs in sorted(by_step.items())],
+                              ignore_index=True)
+            if is_eval:
+                self._eval_samples = frame
+            else:
+                self._samples = frame
+        if self._unread_texts:
+            self._note(Problem("media", f"{self._unread_texts} text item(s) not in verl's input/output/score "
+                                        "form; not read as samples"))
 
     def _start(self, msg: dict[int, list]) -> None:
         self.meta.name = _text(msg, 4) or self.meta.name
@@ -185,8 +228,9 @@ def _yaml_trouble(e: Exception) -> str:
 
 
 @register_source("swanlab", detect=detect, priority=15, launches=list_launches, parts=parts, hints={
-    "samples": "SwanLab keeps completions as text media, which are not read: no samples. TRL users can add "
-               "collectors.trl.GrpoScopeCallback(\"runs/NAME\") to the trainer's callbacks to keep them.",
+    "samples": "SwanLab text media are read as samples only in the form verl's validation logger writes them "
+               "(input/output/score); none here. TRL users can add collectors.trl.GrpoScopeCallback(\"runs/NAME\") "
+               "to the trainer's callbacks to keep them.",
     "config": "the run has no files/config.yaml: swanlab.init was called without config=...",
 })
 def open_swanlab(target: str) -> SwanLabRun:

@@ -962,7 +962,7 @@ HINTS: dict[tuple[str, str], str] = {
     ("trackio", "samples"): "trackio 只保存标量（还有媒体，不会被读取）：没有 completion。TRL 用户可以把 "
                             "collectors.trl.GrpoScopeCallback(\"runs/NAME\") 加进 trainer 的 callbacks 来保留它们。",
     ("trackio", "config"): "调用 trackio.init 时没有传 config=...（TRL 的 callback 总是传入 trainer 的参数）",
-    ("swanlab", "samples"): "SwanLab 把 completion 存为文本媒体，不会被读取：没有样本。TRL 用户可以把 "
+    ("swanlab", "samples"): "SwanLab 的文本媒体只有按 verl 验证日志的格式（input/output/score）写的才读作样本；这里没有。TRL 用户可以把 "
                             "collectors.trl.GrpoScopeCallback(\"runs/NAME\") 加进 trainer 的 callbacks 来保留它们。",
     ("swanlab", "config"): "这次训练没有 files/config.yaml：调用 swanlab.init 时没有传 config=...",
     ("mlflow", "samples"): "MLflow 保存标量、参数和 artifact：不会读取任何 completion。TRL 用户可以把 "

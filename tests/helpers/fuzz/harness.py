@@ -105,6 +105,7 @@ def _read_all(target: Path, source: str, tally: Tally, mutated: Path | None = No
         run = open_run(one, source=source)
         _ = run.metrics
         run.samples()
+        run.eval_samples()
         verdict = diagnose(run)
         for nj in verdict.not_judged:
             if "the rule failed" in nj.reason:
