@@ -1,9 +1,9 @@
 """Fuzz every registered reader on mutated valid files, many cases each; print a Markdown table of outcomes.
 
-    python benchmarks/fuzz_readers.py [--cases 10000] [--jobs 2] [--source NAME ...]   (or `make fuzz`)
+    python benchmarks/fuzz_readers.py [--cases 10000] [--first 0] [--jobs 2] [--source NAME ...]   (or `make fuzz`)
 
 The same cases as tests/collectors/test_fuzz_readers.py (case i of a source is the same mutation in both), only more of
-them: each is opened with open_run, read (.metrics, .samples()), diagnosed and refreshed, under a CPU-time
+them (`--first 300` skips the cases the suite already runs): each is opened with open_run, read (.metrics, .samples()), diagnosed and refreshed, under a CPU-time
 bound. Outcomes: opened (read what was valid), refused (RunError naming the file), and the failures:
 unhandled (any other exception), timeout, memory (peak +512 MB in one case), message (a RunError that is not
 one line naming the file), abort (the case killed its worker process; the others still run: harness.run_isolated).
@@ -41,6 +41,7 @@ def _slice(args: tuple) -> Tally:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=10_000, help="cases per reader")
+    ap.add_argument("--first", type=int, default=0, help="the first case number (the suite runs 0-299)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--limit-s", type=float, default=10.0, help="CPU seconds per case")
     ap.add_argument("--source", action="append", help="only these sources (default: every registered one)")
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{name}: not fuzzed ({NO_FILES.get(name, 'no seed file found')})", file=sys.stderr)
                     continue
                 step = -(-args.cases // args.jobs)
-                jobs = [(name, seeds[name], a, min(step, args.cases - a), args.limit_s)
+                jobs = [(name, seeds[name], args.first + a, min(step, args.cases - a), args.limit_s)
                         for a in range(0, args.cases, step)]
                 start = time.perf_counter()
                 tally = merge(name, list(pool.map(partial(run_isolated, _slice), jobs)))
