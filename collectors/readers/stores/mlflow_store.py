@@ -397,9 +397,6 @@ class MlflowFileRun(_MlflowRun):
         wall.append((steps, stamps))
         return order + n
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
 
 
 def _three_fields(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -210,9 +210,6 @@ class SwanLabRun(Run):
                                   for k, v in raw.items()}
         self.meta.config.update(flatten_config(config))
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
 
 
 def _yaml_trouble(e: Exception) -> str:

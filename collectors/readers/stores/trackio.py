@@ -303,9 +303,6 @@ class TrackioRun(Run):
         except (ValueError, RecursionError, TypeError):
             return None
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
 
     @property
     def last_update(self) -> float | None:

@@ -252,9 +252,6 @@ class TensorBoardRun(Run):
                 continue
         return max(times) if times else super().last_update
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
 
 
 @register_source("tensorboard", detect=detect, priority=10, launches=list_launches, parts=no_parts, hints={

@@ -241,10 +241,6 @@ class TextRun(Run):
             self.meta.config = config
             self.meta.info["config_source"] = where
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
-
     def _reset(self, file: str, why: str) -> None:
         """The source was rewritten: what was read no longer describes the run."""
         self._table.reset()

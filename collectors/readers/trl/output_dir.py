@@ -259,9 +259,6 @@ class TrlRun(Run):
             self._samples = pd.concat([self._samples, *new], ignore_index=True).sort_values(
                 ["step", "group", "sample"], kind="stable").reset_index(drop=True)
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
 
 
 def completions_step(path: Path) -> int | None:

@@ -310,9 +310,6 @@ class WandbOfflineRun(Run):
             self._note(Problem(f.name if f is not None else self.path.name, note))
         self.meta.config.update(flatten_config(config))
 
-    def _note(self, problem: Problem) -> None:
-        if problem not in self.problems:
-            self.problems.append(problem)
 
 
 # wandb history is scalars; both wandb readers share these words
