@@ -364,6 +364,8 @@ class _Prefix(Run):
         frame = run.metrics
         self._table.append(frame[frame["step"] <= step])
         self._samples = run.samples(step_max=step)
+        ev = run.eval_samples()
+        self._eval_samples = ev[ev["step"] <= step]
         self.problems = list(run.problems)
 
     def _read_new(self) -> list[pd.DataFrame]:

@@ -142,3 +142,9 @@ def test_swanlab_text_that_is_no_generation_and_odd_media_items(tmp_path):
     assert media.item_content(tmp_path / "run", media.TEXT, "../../../secret.txt", None) is None
     assert media.item_content(tmp_path / "run", media.TEXT, "missing.txt", None) is None
     assert media.item_content(tmp_path / "run", media.TEXT, "x.txt", b"payload") == "payload"
+
+
+@needs_swanlab
+def test_a_run_as_it_stood_keeps_the_eval_samples_up_to_then(swanlog):
+    run = open_run(swanlog)
+    assert len(run.until(29).eval_samples()) == 0 and len(run.until(30).eval_samples()) == 2
