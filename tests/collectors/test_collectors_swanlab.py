@@ -72,10 +72,11 @@ def test_an_offline_run_and_a_run_still_writing(tmp_path):
     record.write_bytes(whole[: len(whole) * 2 // 3])  # a writer mid-way: what is whole is read
     run = open_run(run_dir)
     first = len(run.metrics)
-    assert 0 < first < 8 and run.status == "running"
+    assert 0 < first < 8 and run.status == "running" and len(run.eval_samples()) == 0
     record.write_bytes(whole)
     run.refresh()
     assert len(run.metrics) == 8 and run.status == "finished" and run.metrics["step"].tolist() == list(range(1, 9))
+    assert run.eval_samples()["step"].tolist() == [8, 8]  # the validation table logged at the end, read on refresh
 
 
 @needs_swanlab

@@ -110,6 +110,7 @@ class SwanLabRun(Run):
         self._seq = 0
         self._generations: dict[bool, dict[int, list[media.Record]]] = {False: {}, True: {}}  # eval? -> step ->
         self._unread_texts = 0
+        self._media_read = False  # a media record came since the samples frames were last built
         self._config()
         self.refresh()
 
@@ -159,11 +160,16 @@ class SwanLabRun(Run):
             self._unread_texts += not got and kind == media.TEXT
             found += got
         is_eval = key.lower().startswith(EVAL_PREFIXES)
+        self._media_read = True
         for at, rec in found:
             self._generations[is_eval].setdefault(step if at is None else at, []).append(rec)
 
     def _samples_of_media(self) -> None:
-        """The generations read so far as the samples frames (verl's (input, output, score) -> one group a prompt)."""
+        """The generations read so far as the samples frames (verl's (input, output, score) -> one group a prompt),
+        rebuilt only after a refresh that read a media record."""
+        if not self._media_read:
+            return
+        self._media_read = False
         for is_eval, by_step in self._generations.items():
             if not by_step:
                 continue
@@ -173,6 +179,7 @@ class SwanLabRun(Run):
                 self._eval_samples = frame
             else:
                 self._samples = frame
+        self.problems = [p for p in self.problems if p.file != "media"]  # the count so far, said once
         if self._unread_texts:
             self._note(Problem("media", f"{self._unread_texts} text item(s) not in verl's input/output/score "
                                         "form; not read as samples"))
