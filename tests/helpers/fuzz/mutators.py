@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 Mutator = Callable[[bytes, random.Random], bytes]
@@ -528,12 +529,13 @@ def _parquet_nulls(data: bytes, rng: random.Random) -> bytes:
     names = table.column_names
     pick = [n for n in ("step", "_seq") if n in names]
     name = rng.choice(pick) if pick and rng.random() < 0.7 else rng.choice(names)
-    values = table[name].to_pylist()
-    for i in range(len(values)) if rng.random() < 0.4 else rng.sample(range(len(values)), rng.randint(1, len(values))):
-        values[i] = None
+    n = table.num_rows
+    gone = set(range(n)) if rng.random() < 0.4 else set(rng.sample(range(n), rng.randint(1, n)))
+    mask = pa.array([r in gone for r in range(n)])
     i = names.index(name)
-    try:
-        return _parquet_bytes(table.set_column(i, name, pa.array(values, table.schema.field(i).type)))
+    try:  # by Arrow, not through Python values: a text column may hold bytes no UTF-8 decodes (lone_surrogate first)
+        column = pc.if_else(mask, pa.scalar(None, table.schema.field(i).type), table[name])
+        return _parquet_bytes(table.set_column(i, name, column))
     except (pa.ArrowException, OSError):
         return data
 
