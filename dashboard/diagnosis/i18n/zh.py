@@ -126,7 +126,10 @@ WORDS: dict[str, str] = {"all-fail": "全错", "all-pass": "全对", "near 0": "
                          "bottom": "底部", "top": "顶部", "zero-variance groups": "全组同分的 group",
                          "all-fail groups": "全错的 group", "all-pass groups": "全对的 group",
                          "too hard, or the verifier rejects right answers": "过难，或 verifier 把正确答案判错",
-                         "too easy": "过易"}
+                         "too easy": "过易",
+                         # consequences.ROOT_WORDS: (what happened at step s, what to check first); a space before a Latin word
+                         "the entropy collapsed": " entropy 塌缩", "the collapse": " entropy 塌缩",
+                         "the groups tied": " group 全组同分", "the tied groups": "全组同分的 group"}
 
 # check id -> (what, how)
 CHECKS: dict[str, tuple[str, str]] = {
@@ -509,14 +512,12 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在训练于第 {s} 步爆炸之后才出现：是爆炸的后果；先查爆炸"),
     ((r"only (?P<n>\S+) logged step\(s\) before the run exploded at step (?P<s>\S+): mostly a consequence; "
      r"check the explosion first"), "训练在第 {s} 步爆炸之前只记录了 {n} 步：多半是爆炸的后果；先查爆炸"),
-    (r"begins after the entropy collapsed at step (?P<s>\S+): a consequence; check the collapse first",
-     "在 entropy 于第 {s} 步塌缩之后才出现：是塌缩的后果；先查 entropy 塌缩"),
-    ((r"only (?P<n>\S+) logged step\(s\) before the entropy collapsed at step (?P<s>\S+): mostly a consequence; "
-     r"check the collapse first"), "entropy 在第 {s} 步塌缩之前只记录了 {n} 步：多半是塌缩的后果；先查 entropy 塌缩"),
-    (r"begins after the groups tied at step (?P<s>\S+): a consequence; check the tied groups first",
-     "在第 {s} 步 group 全组同分之后才出现：是它的后果；先查全组同分的 group"),
-    ((r"only (?P<n>\S+) logged step\(s\) before the groups tied at step (?P<s>\S+): mostly a consequence; "
-     r"check the tied groups first"), "group 在第 {s} 步全组同分之前只记录了 {n} 步：多半是它的后果；先查全组同分的 group"),
+    # a collapse's or the tied groups' consequence (consequences.ROOT_WORDS): what happened and what to check
+    # first are WORDS, so a new root needs only its two phrases there
+    (r"begins after (?P<w>.+) at step (?P<s>\S+): a consequence; check (?P<c>.+) first",
+     "在第 {s} 步{w}之后才出现：是它的后果；先查{c}"),
+    ((r"only (?P<n>\S+) logged step\(s\) before (?P<w>.+) at step (?P<s>\S+): mostly a consequence; "
+      r"check (?P<c>.+) first"), "在第 {s} 步{w}之前只记录了 {n} 步：多半是它的后果；先查{c}"),
     # rules/resume.py
     ((r"logged steps jump from (?P<a>\S+) to (?P<b>\S+) \(a logging stride is (?P<s>\S+)\): rows are missing, as after "
       r"a relaunch"), "记录的 step 从 {a} 跳到 {b}（记录间隔为 {s}）：缺了若干行，像是重新启动之后"),
@@ -729,8 +730,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "reward 处在其范围（记录的 min 到 max，或 pass rate）的 {v}%：已饱和"),
     (r"largest spread a reward within its logged min and max has at its mean \(Bhatia-Davis\)",
      "reward 在记录的 min 与 max 之间、在该均值下所能有的最大离散程度（Bhatia-Davis）"),
-    (r"(?P<k>.+) = (?P<v>\S+): no group baseline, so alike responses take no signal away",
-     "{k} = {v}：没有 group baseline，回答彼此相像也不会减少信号"),
+    (r"(?P<c>.+): no group baseline, so alike responses take no signal away",
+     "{c}：没有 group baseline，回答彼此相像也不会减少信号"),
     ((r"the learning rate is (?P<v>\S+) \(under (?P<f>\S+) of its peak (?P<p>\S+)\) from step (?P<s>\S+) to the last logged "
       r"step (?P<e>\S+): the last (?P<pc>\S+)% of the run updates nothing"),
      "从第 {s} 步到最后记录的第 {e} 步，学习率为 {v}（低于峰值 {p} 的 {f}）：训练的最后 {pc}% 什么也没更新"),
@@ -743,9 +744,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"(?P<s>\S+) = (?P<sv>\S+) is not a multiple of (?P<g>\S+) = (?P<gv>\S+): an optimizer step mixes rollouts of two "
       r"generation batches, sampled by two policies"),
      "{s} = {sv} 不是 {g} = {gv} 的整数倍：一个 optimizer step 混用了两批 generation 的 rollout，它们由两个 policy 采样"),
-    ((r"(?P<k>\S+) = (?P<v>\S+): the engine samples from a truncated distribution and reports its log-probs, the "
+    ((r"(?P<c>.+): the engine samples from a truncated distribution and reports its log-probs, the "
       r"trainer scores the full softmax"),
-     "{k} = {v}：引擎从截断后的分布采样并报告其 log-prob，训练端用的是完整 softmax"),
+     "{c}：引擎从截断后的分布采样并报告其 log-prob，训练端用的是完整 softmax"),
     ((r"(?P<v>\S+)% of the prompts with several responses have each response under its own group id \(groups of "
       r"(?P<g>\S+) response\): e.g. step (?P<s>\S+), (?P<n>\S+) responses to one prompt under (?P<k>\S+) ids"),
      "有多个回答的 prompt 中 {v}% 的每个回答各占一个 group id（每个 group {g} 个回答）：例如第 {s} 步，一个 prompt 的 {n} 个回答分在 {k} 个 id 下"),
