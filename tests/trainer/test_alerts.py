@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 
-import pytest
 from helpers.paths import FIXTURES
 from helpers.webhook_server import endpoint
 
