@@ -275,6 +275,9 @@ BINARY_TOL = 0.02  # relative spread of std^2 / (p (1 - p)) across those steps
 # (or one printed with a few decimals) leaves it within a few steps; above, 1/n is near a printed value's rounding.
 LATTICE_MAX = 16
 LATTICE_TOL = 1e-3  # a printed mean's rounding (4 decimals: 0.0001 off k/n), per unit of n
+# A 0/1 reward's step means vary (binomially): one level repeated tests no lattice, it is k/n for some n whatever
+# it is (a constant 0.3 is 3/10). 3 of 10 passing at each of 60 steps has probability 0.267^60 ~ 1e-34.
+LATTICE_MIN_LEVELS = 2
 
 
 def pass_rate(d: RunData) -> tuple[np.ndarray, np.ndarray, str] | None:
@@ -308,11 +311,12 @@ def pass_rate(d: RunData) -> tuple[np.ndarray, np.ndarray, str] | None:
 
 def responses_per_step(d: RunData) -> int | None:
     """n when every logged reward mean lies in [0, 1] on the lattice k/n (n <= LATTICE_MAX) with at least
-    BINARY_MIN_STEPS means strictly between 0 and 1: a 0/1 reward over n responses a step. Else None."""
+    BINARY_MIN_STEPS means strictly between 0 and 1, and LATTICE_MIN_LEVELS distinct means or more: a 0/1 reward over n
+    responses a step. Else None."""
     r = d.dense(REWARD)
     if r is None or not len(r[1]) or r[1].min() < 0 or r[1].max() > 1:
         return None
-    if int(np.sum((r[1] > 0) & (r[1] < 1))) < BINARY_MIN_STEPS:
+    if int(np.sum((r[1] > 0) & (r[1] < 1))) < BINARY_MIN_STEPS or len(np.unique(r[1])) < LATTICE_MIN_LEVELS:
         return None
     n = stats.lattice_size(r[1], LATTICE_MAX, LATTICE_TOL)
     return None if n is None or n < 2 else n

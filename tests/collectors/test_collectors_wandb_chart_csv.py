@@ -79,7 +79,6 @@ def test_an_axis_that_is_no_step_and_a_csv_that_is_no_chart(tmp_path):
     assert detect_source(tmp_path / "other.csv") == "generic"
 
 
-@pytest.mark.xfail(strict=True, reason="expects the old reward-scale wording ('no spread logged (taken as 1)'); the scale now comes from the logged min/max (Bhatia-Davis)")
 def test_grpo_diagnose_reads_a_chart_export_folder(tmp_path):
     pts = {s: {"train/reward": 0.3, "train/kl": 0.001 * s} for s in range(1, 61)}
     write_chart(tmp_path / "chart.csv", {"flat-run": pts}, ["train/reward", "train/kl"])
@@ -87,7 +86,9 @@ def test_grpo_diagnose_reads_a_chart_export_folder(tmp_path):
                          text=True, timeout=120, check=False)
     assert out.returncode == 1 and f"{tmp_path}#flat-run: 60 steps" in out.stdout, out.stdout + out.stderr
     assert "Reward is constant (0.3)" in out.stdout
-    # one value repeated has no spread (its float std is ~5.6e-17): the flat rule says so, no made-up scale
+    # one value repeated has no spread (its float std is ~5.6e-17): the flat rule says so, no made-up scale. Not a
+    # 0/1 reward at pass rate 0.3 either (0.3 = 3/10, but a pass rate's step means vary: facts.LATTICE_MIN_LEVELS),
+    # nor a Bhatia-Davis bound (a chart's __MIN and __MAX bound the drawn line, not the responses: not read)
     assert "against a reward spread of 1 (no spread logged (taken as 1))" in out.stdout
 
 

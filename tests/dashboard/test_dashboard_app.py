@@ -127,15 +127,26 @@ def test_single_run_pages_render(page, run):
         assert {m.label: m.value for m in at.metric}["last step"] == str(LAST_STEP[run])
 
 
-@pytest.mark.xfail(strict=True, reason='title/severity wording of the merged verdict and rules changes; not yet reconciled')
 def test_diagnosis_page_shows_findings_of_broken_verifier():
+    """Every reward 0, every group all-fail (helpers.dash_fixtures): the constant reward and the tied groups are
+    critical; the flat reward is the tied groups' consequence (dashboard/diagnosis/consequences.py) and the
+    sparse pass rate a warning, both after every critical one; the verdict comes first and names the verifier's
+    finding."""
     at = open_page("diagnosis", ["root/broken_verifier"])
-    shown = markdown_texts(at)  # the Markdown source: titles are escaped, so they render literally
-    assert "### 🔴 " + escape_md("Reward is constant (0) over the whole run") in shown
-    assert escape_md("Zero-variance groups dominate (mostly all-fail)") in shown
-    # most severe first: the warning comes after every critical finding
-    heads = [m.value for m in at.markdown if m.value.startswith("### ")]
-    assert heads and heads[-1].startswith("### 🟠") and all(h.startswith("### 🔴") for h in heads[:-1])
+    assert at.error[0].value == "**Verdict: not learning**: " + escape_md("Reward is constant (0) over the whole run")
+    heads = [m.value for m in at.markdown if m.value.startswith("### ")]  # titles escaped: they render literally
+    assert heads == ["### 🔴 " + escape_md("Reward is constant (0) over the whole run"),
+                     "### 🔴 " + escape_md("Zero-variance groups dominate (mostly all-fail)"),
+                     "### 🟠 " + escape_md("Reward does not move (stays near 0)"),
+                     "### 🟠 " + escape_md("Pass rate near 0: the task looks too hard, or the verifier rejects "
+                                          "right answers")]
+    shown = markdown_texts(at)
+    assert "1. **the verifier**: " + escape_md("read responses with reward 0: ") in shown
+    assert "Evidence: " + escape_md("only 1 logged step(s) before the groups tied at step 1: mostly a consequence; "
+                                    "check the tied groups first") in shown
+    assert [c.value.split(" · ")[:2] for c in at.caption[1:]] == [
+        ["critical", escape_md("reward_constant")], ["critical", escape_md("zero_variance_groups")],
+        ["warning", escape_md("reward_flat")], ["warning", escape_md("sparse_reward")]]
 
 
 def test_diagnosis_page_healthy_run_says_no_findings():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from helpers.paths import REPO
-from helpers.source_texts import DIAGNOSIS, rule_sources, texts
+from helpers.source_texts import DIAGNOSIS, calls_named, rule_sources, scopes, texts
 
 from collectors import open_run
 from collectors.meta import RunError
@@ -29,26 +29,14 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def titles_in_source() -> list[tuple[str, str, str]]:
     """(file, rule id, title) for every `finding(rule_id, severity, title, ...)` call in the rules' source."""
     out = []
-    for path in rule_sources():
-        tree = ast.parse(path.read_text())
-        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
-            assigned: dict[str, list[ast.AST]] = {}
-            for n in ast.walk(fn):
-                if isinstance(n, ast.Assign):
-                    for t in n.targets:
-                        pairs = (zip(t.elts, n.value.elts) if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple)
-                                 else [(t, n.value)])
-                        for target, value in pairs:
-                            if isinstance(target, ast.Name):
-                                assigned.setdefault(target.id, []).append(value)
-            for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
-                name = getattr(call.func, "id", getattr(call.func, "attr", None))
-                if name != "finding" or not call.args or not isinstance(call.args[0], ast.Constant):
-                    continue
-                title = call.args[2] if len(call.args) > 2 else next(
-                    (k.value for k in call.keywords if k.arg == "title"), None)
-                for text in texts(title, assigned) if title is not None else []:
-                    out.append((path.name, call.args[0].value, text))
+    for path, fn, assigned in scopes(rule_sources()):
+        for call in calls_named(fn, "finding"):
+            if not call.args or not isinstance(call.args[0], ast.Constant):
+                continue
+            title = call.args[2] if len(call.args) > 2 else next(
+                (k.value for k in call.keywords if k.arg == "title"), None)
+            for text in texts(title, assigned) if title is not None else []:
+                out.append((path.name, call.args[0].value, text))
     return out
 
 
@@ -56,9 +44,8 @@ def checks_in_source() -> dict[str, str]:
     """check id -> what, for every `Check("what", ...)` written in the diagnosis package."""
     out = {}
     for path in rule_sources():
-        for call in (n for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Call)):
-            name = getattr(call.func, "id", getattr(call.func, "attr", None))
-            if name == "Check" and call.args and isinstance(call.args[0], ast.Constant):
+        for call in calls_named(ast.parse(path.read_text()), "Check"):
+            if call.args and isinstance(call.args[0], ast.Constant):
                 ident = next((k.value.value for k in call.keywords if k.arg == "id"), None)
                 out[ident or check_id(call.args[0].value)] = call.args[0].value
     return out
@@ -95,16 +82,10 @@ LABEL_KINDS = ("healthy", "not_learning", "unstable", "cant_judge")
 
 def verdict_reasons_in_source() -> list[str]:
     """Every reason a `Verdict(kind, reason)` in verdict.py can give, except a finding's title (f.title)."""
-    tree = ast.parse((DIAGNOSIS / "verdict.py").read_text())
     out = []
-    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
-        assigned: dict[str, list[ast.AST]] = {}
-        for n in ast.walk(fn):
-            if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name):
-                assigned.setdefault(n.targets[0].id, []).append(n.value)
-        for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
-            if getattr(call.func, "id", None) == "Verdict" and len(call.args) == 2:
-                out += texts(call.args[1], assigned)
+    for _, fn, assigned in scopes([DIAGNOSIS / "verdict.py"]):
+        out += [s for call in calls_named(fn, "Verdict") if isinstance(call.func, ast.Name) and len(call.args) == 2
+                for s in texts(call.args[1], assigned)]
         # _kind returns (kind, reason, finding): the reason is the tuple's second item when the first is a kind
         for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)):
             kind = ret.value.elts[0]

@@ -35,26 +35,30 @@ def command(name: str, *args: str, cwd: Path, env: dict[str, str] | None = None)
 
 
 def custom_log(folder: Path, steps: int = 60) -> Path:
-    """A custom trainer's JSONL whose names no table knows: `score` (flat at 0: a reward that never moves) and
-    `len`."""
+    """A custom trainer's JSONL whose names no table knows and no reader guesses (`score` is a reward fallback,
+    collectors.readers.text.guess.REWARD_FALLBACKS): `pts` (0 at every step: a reward that never moves) and
+    `toks`."""
     f = folder / "custom.jsonl"
-    f.write_text("".join(json.dumps({"step": s, "score": 0.0, "len": 100 + s, "kl": 0.01 * s}) + "\n"
+    f.write_text("".join(json.dumps({"step": s, "pts": 0.0, "toks": 100 + s, "kl": 0.01 * s}) + "\n"
                          for s in range(1, steps + 1)))
     return f
 
 
 # -- --map ---------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="expects reward_flat critical; a flat reward beside a constant reward is now the tied groups' warning (3a9cd1f)")
 def test_map_takes_one_syntax_in_grpo_import_and_grpo_diagnose(tmp_path):
     log = custom_log(tmp_path)
-    maps = ["--map", "score=reward/mean", "--map", "len=completions/len_mean"]
+    maps = ["--map", "pts=reward/mean", "--map", "toks=completions/len_mean"]
     imported = command("grpo-import", str(log), "--to", str(tmp_path / "run"), *maps, cwd=tmp_path)
     assert imported.returncode == 0, imported.stderr
     assert {"reward/mean", "completions/len_mean"} <= set(load_run(tmp_path / "run").metrics.columns)
     mapped = command("grpo-diagnose", str(log), *maps, "--format", "json", cwd=tmp_path)
     plain = command("grpo-diagnose", str(log), "--format", "json", cwd=tmp_path)
-    rules = [{f["rule_id"] for f in next(iter(json.loads(out.stdout).values()))["findings"]} for out in (mapped, plain)]
-    assert "reward_flat" in rules[0] and "reward_flat" not in rules[1]  # the map reached the diagnosis
+    (m, p) = (next(iter(json.loads(out.stdout).values())) for out in (mapped, plain))
+    # the map reached the diagnosis: a reward of 0 at every step is the constant reward's (the verifier first);
+    # without it no reward is logged, and the run cannot be judged (exit 3)
+    assert {f["rule_id"] for f in m["findings"] if f["severity"] == "critical"} >= {"reward_constant"}
+    assert (mapped.returncode, m["verdict"]["kind"]) == (0, "not_learning"), mapped.stderr
+    assert (plain.returncode, p["findings"], p["verdict"]["kind"]) == (3, [], "cant_judge"), plain.stderr
 
 
 @pytest.mark.parametrize("maps, says", [

@@ -126,7 +126,10 @@ WORDS: dict[str, str] = {"all-fail": "全错", "all-pass": "全对", "near 0": "
                          "bottom": "底部", "top": "顶部", "zero-variance groups": "全组同分的 group",
                          "all-fail groups": "全错的 group", "all-pass groups": "全对的 group",
                          "too hard, or the verifier rejects right answers": "过难，或 verifier 把正确答案判错",
-                         "too easy": "过易"}
+                         "too easy": "过易",
+                         # consequences.ROOT_WORDS: (what happened at step s, what to check first); a space before a Latin word
+                         "the entropy collapsed": " entropy 塌缩", "the collapse": " entropy 塌缩",
+                         "the groups tied": " group 全组同分", "the tied groups": "全组同分的 group"}
 
 # check id -> (what, how)
 CHECKS: dict[str, tuple[str, str]] = {
@@ -170,14 +173,20 @@ CHECKS: dict[str, tuple[str, str]] = {
     "whole_groups_with_the_same_score": ("全组同分", "若每个 group 都是 zero-variance，advantage 全为 0"),
     "group_size": ("group 大小", "G < 4 时一组的 mean/std 只靠两三个 reward，单个异常 reward 就决定了更新"),
     "loss_aggregation": ("loss 聚合方式", "按 token 还是按 sequence 平均，会改变长回答的权重（笔记第 5 节）"),
-    "scheduler_s_total_steps": ("调度器的总步数", "把调度器的总步数（max_steps、num_train_epochs x 每个 epoch 的步数、"
-                                "total_training_steps）与训练实际走的步数对比；每批 rollout 做多个 optimizer step 或用梯度累积时，"
-                                "两者数的不是同一种步"),
-    "reward_functions_return_values": ("reward 函数的返回值", "在几条记录下来的 completion 上逐个调用 reward 函数，看有没有空值（None）或 NaN"
-                                       "（解析出错、接口调用失败、空回答）：一个 group 里只要有一个，它的 advantage 就成了 NaN，"
-                                       "loss 为 0，梯度为 NaN"),
-    "batch_sizes": ("batch 大小", "手算一遍：每张显卡每个 optimizer step 的回答数（小批量 x 每个 prompt 的回答数 / 显卡数）除以 "
-                    "微批量，必须是不小于 1 的整数；一次生成的 batch 必须覆盖整数个 optimizer step"),
+    "scheduler_s_total_steps": (
+        "调度器的总步数",
+        ("把调度器的总步数（max_steps、num_train_epochs x 每个 epoch 的步数、"
+         "total_training_steps）与训练实际走的步数对比；每批 rollout 做多个 optimizer step 或用梯度累积时，"
+         "两者数的不是同一种步")),
+    "reward_functions_return_values": (
+        "reward 函数的返回值",
+        ("在几条记录下来的 completion 上逐个调用 reward 函数，看有没有空值（None）或 NaN"
+         "（解析出错、接口调用失败、空回答）：一个 group 里只要有一个，它的 advantage 就成了 NaN，"
+         "loss 为 0，梯度为 NaN")),
+    "batch_sizes": (
+        "batch 大小",
+        ("手算一遍：每张显卡每个 optimizer step 的回答数（小批量 x 每个 prompt 的回答数 / 显卡数）除以 "
+         "微批量，必须是不小于 1 的整数；一次生成的 batch 必须覆盖整数个 optimizer step")),
     "weight_sync_to_the_inference_engine": (
         "向推理引擎同步权重",
         ("每次同步之后（以及每次从休眠中唤醒之后），引擎里必须是训练端的权重：让两边对同几个 token 算 log-prob 并比较；"
@@ -186,12 +195,18 @@ CHECKS: dict[str, tuple[str, str]] = {
         "续训 checkpoint 的 optimizer 与 scheduler 状态",
         ("续训必须连同权重一起恢复 optimizer 的动量、学习率调度所处的位置和数据顺序：对比续训前后的 optim/lr 和 grad norm，"
          "并在第一次 rollout 之前把 checkpoint 的权重载入推理引擎")),
-    "sampling_truncation": ("采样截断", "top_p 小于 1 或设了 top_k 时，引擎从截断后的分布采样并报告其 log-prob，而训练端用的是完整 softmax；"
-                            "用 top_p 1、关掉 top_k 跑几步，对比差距"),
-    "group_ids": ("group 编号", "把回答分组的编号必须是 prompt 的编号（每个 prompt 一个，复制给它的每次重复）；打印某一步的编号和 "
-                  "prompt，检查同一 prompt 的回答是否共用一个编号"),
-    "stop_token": ("停止 token", "生成只在给定的 eos/stop token 编号处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
-                   "token（其对话模板的结束 token）与分词器和生成配置里的 eos_token_id 对比；长度上限远低于回答长度时看起来也一样"),
+    "sampling_truncation": (
+        "采样截断",
+        ("top_p 小于 1 或设了 top_k 时，引擎从截断后的分布采样并报告其 log-prob，而训练端用的是完整 softmax；"
+         "用 top_p 1、关掉 top_k 跑几步，对比差距")),
+    "group_ids": (
+        "group 编号",
+        ("把回答分组的编号必须是 prompt 的编号（每个 prompt 一个，复制给它的每次重复）；打印某一步的编号和 "
+         "prompt，检查同一 prompt 的回答是否共用一个编号")),
+    "stop_token": (
+        "停止 token",
+        ("生成只在给定的 eos/stop token 编号处停止：解码几条 completion 的最后几个 token，把模型结束回答时用的 "
+         "token（其对话模板的结束 token）与分词器和生成配置里的 eos_token_id 对比；长度上限远低于回答长度时看起来也一样")),
     "length_limit": ("长度上限", "被截断的回答通常得 0 分；调高 max_new_tokens，或对超长回答显式惩罚"),
     "where_the_first_nan_inf_appears": (
         "第一个 NaN/inf 出现在哪里",
@@ -509,14 +524,12 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "在训练于第 {s} 步爆炸之后才出现：是爆炸的后果；先查爆炸"),
     ((r"only (?P<n>\S+) logged step\(s\) before the run exploded at step (?P<s>\S+): mostly a consequence; "
      r"check the explosion first"), "训练在第 {s} 步爆炸之前只记录了 {n} 步：多半是爆炸的后果；先查爆炸"),
-    (r"begins after the entropy collapsed at step (?P<s>\S+): a consequence; check the collapse first",
-     "在 entropy 于第 {s} 步塌缩之后才出现：是塌缩的后果；先查 entropy 塌缩"),
-    ((r"only (?P<n>\S+) logged step\(s\) before the entropy collapsed at step (?P<s>\S+): mostly a consequence; "
-     r"check the collapse first"), "entropy 在第 {s} 步塌缩之前只记录了 {n} 步：多半是塌缩的后果；先查 entropy 塌缩"),
-    (r"begins after the groups tied at step (?P<s>\S+): a consequence; check the tied groups first",
-     "在第 {s} 步 group 全组同分之后才出现：是它的后果；先查全组同分的 group"),
-    ((r"only (?P<n>\S+) logged step\(s\) before the groups tied at step (?P<s>\S+): mostly a consequence; "
-     r"check the tied groups first"), "group 在第 {s} 步全组同分之前只记录了 {n} 步：多半是它的后果；先查全组同分的 group"),
+    # a collapse's or the tied groups' consequence (consequences.ROOT_WORDS): what happened and what to check
+    # first are WORDS, so a new root needs only its two phrases there
+    (r"begins after (?P<w>.+) at step (?P<s>\S+): a consequence; check (?P<c>.+) first",
+     "在第 {s} 步{w}之后才出现：是它的后果；先查{c}"),
+    ((r"only (?P<n>\S+) logged step\(s\) before (?P<w>.+) at step (?P<s>\S+): mostly a consequence; "
+      r"check (?P<c>.+) first"), "在第 {s} 步{w}之前只记录了 {n} 步：多半是它的后果；先查{c}"),
     # rules/resume.py
     ((r"logged steps jump from (?P<a>\S+) to (?P<b>\S+) \(a logging stride is (?P<s>\S+)\): rows are missing, as after "
       r"a relaunch"), "记录的 step 从 {a} 跳到 {b}（记录间隔为 {s}）：缺了若干行，像是重新启动之后"),
@@ -592,8 +605,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"KL to the reference climbs from (?P<a>\S+) at step (?P<s>\S+) to a median of (?P<m>\S+) nats per token over "
       r"steps (?P<r>\S+) \(> (?P<b>\S+), held over (?P<n>\S+) logged points, to the end of the log\): far from where "
       r"the policy started"),
-     "相对 reference 的 KL 从第 {s} 步的 {a} 一路升到第 {r} 步的中位数 {m} nats/token（> {b}，持续 {n} 个记录点，直到日志结束）："
-     "policy 已远离起点"),
+     ("相对 reference 的 KL 从第 {s} 步的 {a} 一路升到第 {r} 步的中位数 {m} nats/token（> {b}，持续 {n} 个记录点，直到日志结束）："
+      "policy 已远离起点")),
     ((r"KL to the reference climbs from (?P<a>\S+) at step (?P<s>\S+) to a median of (?P<m>\S+) nats per token over "
       r"steps (?P<r>\S+) \(> (?P<b>\S+), held over (?P<n>\S+) logged points\): far from where the policy started"),
      "相对 reference 的 KL 从第 {s} 步的 {a} 一路升到第 {r} 步的中位数 {m} nats/token（> {b}，持续 {n} 个记录点）：policy 已远离起点"),
@@ -699,8 +712,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "group 大小 G = {g} < {b}：每组的 mean 和 std 只靠 {n} 个 reward"),
     ((r"(?P<p>\S+)% of responses had advantage exactly 0 on (?P<a>\S+) of (?P<b>\S+) logged steps \(windowed median\) "
       r"between steps (?P<s>\S+) and (?P<e>\S+); tied groups are not logged, and every response of one has advantage 0"),
-     "第 {s} 到 {e} 步之间，{b} 个记录的步中有 {a} 个（滑动窗口中位数）有 {p}% 的回答 advantage 恰为 0；日志没有记录全组同分的"
-     "比例，而全组同分的 group 里每个回答的 advantage 都是 0"),
+     ("第 {s} 到 {e} 步之间，{b} 个记录的步中有 {a} 个（滑动窗口中位数）有 {p}% 的回答 advantage 恰为 0；日志没有记录全组同分的"
+      "比例，而全组同分的 group 里每个回答的 advantage 都是 0")),
     ((r"(?P<p>\S+)% of groups scored all the same \(advantage 0, no signal\) on (?P<a>\S+) of (?P<b>\S+) logged steps "
      r"\(windowed median\) between steps (?P<s>\S+) and (?P<e>\S+)"),
      "第 {s} 到 {e} 步之间，{b} 个记录的步中有 {a} 个（滑动窗口中位数）有 {p}% 的 group 全组同分（advantage 为 0，没有信号）"),
@@ -717,8 +730,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     (r"(?P<k>\S+) of (?P<n>\S+) logged steps (?P<how>.+?) \((?P<how2>.+)\)", "{n} 个记录的步中有 {k} 个{how}（{how2}）"),
     ((r"about (?P<v>\S+)% of groups tied \(advantage 0, no signal\), estimated as p\^G \+ \(1 - p\)\^G at pass rate "
       r"p = (?P<p>\S+) and G = (?P<g>\S+) \((?P<how>.+)\); tied groups are not logged"),
-     "约 {v}% 的 group 全组同分（advantage 为 0，没有信号），按 p^G + (1 - p)^G 估计，pass rate p = {p}，G = {g}（{how}）；"
-     "日志没有记录全组同分的比例"),
+     ("约 {v}% 的 group 全组同分（advantage 为 0，没有信号），按 p^G + (1 - p)^G 估计，pass rate p = {p}，G = {g}（{how}）；"
+      "日志没有记录全组同分的比例")),
     (r"responses a step, at least the group size", "每步的回答数，不小于 group size"),
     (r"samples: responses per group", "样本：每个 group 的回答数"),
     ((r"the reward sits at exactly (?P<v>\S+)(?P<howsp>( with no spread)?) on (?P<k>\S+) of the last (?P<n>\S+) logged "
@@ -729,8 +742,8 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "reward 处在其范围（记录的 min 到 max，或 pass rate）的 {v}%：已饱和"),
     (r"largest spread a reward within its logged min and max has at its mean \(Bhatia-Davis\)",
      "reward 在记录的 min 与 max 之间、在该均值下所能有的最大离散程度（Bhatia-Davis）"),
-    (r"(?P<k>.+) = (?P<v>\S+): no group baseline, so alike responses take no signal away",
-     "{k} = {v}：没有 group baseline，回答彼此相像也不会减少信号"),
+    (r"(?P<c>.+): no group baseline, so alike responses take no signal away",
+     "{c}：没有 group baseline，回答彼此相像也不会减少信号"),
     ((r"the learning rate is (?P<v>\S+) \(under (?P<f>\S+) of its peak (?P<p>\S+)\) from step (?P<s>\S+) to the last logged "
       r"step (?P<e>\S+): the last (?P<pc>\S+)% of the run updates nothing"),
      "从第 {s} 步到最后记录的第 {e} 步，学习率为 {v}（低于峰值 {p} 的 {f}）：训练的最后 {pc}% 什么也没更新"),
@@ -743,9 +756,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"(?P<s>\S+) = (?P<sv>\S+) is not a multiple of (?P<g>\S+) = (?P<gv>\S+): an optimizer step mixes rollouts of two "
       r"generation batches, sampled by two policies"),
      "{s} = {sv} 不是 {g} = {gv} 的整数倍：一个 optimizer step 混用了两批 generation 的 rollout，它们由两个 policy 采样"),
-    ((r"(?P<k>\S+) = (?P<v>\S+): the engine samples from a truncated distribution and reports its log-probs, the "
+    ((r"(?P<c>.+): the engine samples from a truncated distribution and reports its log-probs, the "
       r"trainer scores the full softmax"),
-     "{k} = {v}：引擎从截断后的分布采样并报告其 log-prob，训练端用的是完整 softmax"),
+     "{c}：引擎从截断后的分布采样并报告其 log-prob，训练端用的是完整 softmax"),
     ((r"(?P<v>\S+)% of the prompts with several responses have each response under its own group id \(groups of "
       r"(?P<g>\S+) response\): e.g. step (?P<s>\S+), (?P<n>\S+) responses to one prompt under (?P<k>\S+) ids"),
      "有多个回答的 prompt 中 {v}% 的每个回答各占一个 group id（每个 group {g} 个回答）：例如第 {s} 步，一个 prompt 的 {n} 个回答分在 {k} 个 id 下"),

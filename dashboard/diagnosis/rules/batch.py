@@ -42,8 +42,8 @@ def _trl(d: RunData) -> list[str] | None:
     if spg is None or ga is None or ga[1] <= 0:
         return None
     if spg[1] % ga[1]:
-        return [f"{spg[0]} = {spg[1]:g} is not a multiple of {ga[0]} = {ga[1]:g}: an optimizer step mixes rollouts "
-                "of two generation batches, sampled by two policies"]
+        return [(f"{spg[0]} = {spg[1]:g} is not a multiple of {ga[0]} = {ga[1]:g}: an optimizer step mixes rollouts "
+                 "of two generation batches, sampled by two policies")]
     return []
 
 

@@ -320,7 +320,7 @@ def estimated_ties(d: RunData):
     if got is None or (g is None and n is None):
         return NotJudged("zero_variance_groups", "neither groups/zero_std_frac nor reward/std is logged, and no "
                          "pass rate with a group size to estimate the tied groups from")
-    steps, p, how = got
+    steps, p, _how = got
     size, said = (g[1], g[0]) if g is not None else (float(n), "responses a step, at least the group size")
     # the pass rate of a window, not of a step: a step of 2 responses has p 0, 0.5 or 1, whose own p^G + (1-p)^G
     # is 1 or 0.5 whatever the task's pass rate
