@@ -57,6 +57,9 @@ def test_without_the_config_a_kl_of_nats_is_no_critical_explosion(tmp_path):
     assert finding(d, "kl_clip_explode").severity == "warning"
     assert "whether a KL term holds the policy:" in next(
         e.text for e in finding(d, "kl_clip_explode").evidence if e.metric == "config:kl")
+    # the KL term said, the temperature not: the frameworks' default T = 1 is assumed, critical
+    d = diagnose(write(tmp_path, series, {"beta": 0.04}, name="term"))
+    assert finding(d, "kl_clip_explode").severity == "critical"
 
 
 def test_an_explosion_lowered_for_the_missing_config_still_explains_what_follows(tmp_path):

@@ -151,16 +151,18 @@ def no_kl_term(d: RunData) -> str | None:
 
 
 def unsaid(d: RunData) -> str | None:
-    """What the config does not say of the KL to the reference's meaning, as text; None when it says both. Whether
-    a KL term holds the policy (no_kl_term's keys: without a term the KL measures how far the policy went, a
-    level of nats that is no explosion) and the sampling temperature its log-probs are computed at (temperature_scale:
-    at T = 0.1 a drift of 0.19 nats reads 19). A metrics export without its config says neither."""
+    """What the config does not say of the KL to the reference's meaning, as text, when it does not say whether a
+    KL term holds the policy (no_kl_term's keys: without a term the KL measures how far the policy went, a level of
+    nats that is no explosion); None when it says so. The text names the sampling temperature too when that is
+    unsaid as well (temperature_scale: at T = 0.1 a drift of 0.19 nats reads 19). A temperature alone unsaid is
+    the frameworks' default of 1 (TRL, verl, OpenRLHF), assumed. A metrics export without its config says neither."""
     term = any(d.setting(*k) is not None for k in (("algo.kl_mode",), ("use_kl_loss", "use_kl_in_reward"),
                                                     ("beta", "init_kl_coef", "kl_coef", "kl_coeff")))
+    if term:
+        return None
     temp = d.number("rollout.temperature", "temperature") is not None
-    missing = [w for w, said in (("whether a KL term holds the policy", term),
-                                 ("the sampling temperature its log-probs are computed at", temp)) if not said]
-    return " nor ".join(missing) if missing else None
+    return "whether a KL term holds the policy" + ("" if temp else
+                                                    " nor the sampling temperature its log-probs are computed at")
 
 
 def temperature_scale(d: RunData) -> tuple[float, str] | None:
