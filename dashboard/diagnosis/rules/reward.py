@@ -185,9 +185,10 @@ def zero_variance_groups(d: RunData):
     if (nj := d.need("zero_variance_groups", "groups/zero_std_frac", min_points=5)):
         return nj
     steps, z = d.dense("groups/zero_std_frac")
-    if np.isin(z, (0.0, 1.0)).all():
-        # one group a step (a share that is 0 or 1): each step is tied or not, and a windowed median of such steps
-        # is 1 wherever a few tied ones cluster; the share of tied steps is the level (no_spread_steps)
+    if np.isin(z, (0.0, 1.0)).all() and (z == 0.0).any() and (z == 1.0).any():
+        # one group a step (a share that is 0 on some steps, 1 on others, nothing between): each step is tied or
+        # not, and a windowed median of such steps is 1 wherever a few tied ones cluster; the share of tied steps
+        # is the level (no_spread_steps). A share constant at 1 says nothing of the groups' count: judged as a level
         return no_spread_steps(d)
     level = _held_above(z)
     if level is None:
