@@ -206,6 +206,11 @@ class MetricsTable:
         return self._public
 
 
+# meta.info key a reader sets when it joined files (or stretches of rows) to one run as the same run resumed or
+# restarted from a checkpoint: the first step of each joined part, ascending (Run.resumed_at)
+RESUMED_AT = "resumed_at"
+
+
 class Run:
     """A run in the canonical schema. Subclasses implement `_read_new()`; see the module docstring."""
 
@@ -262,6 +267,12 @@ class Run:
         t = pd.to_numeric(frame["wall_time"], errors="coerce").to_numpy(dtype="float64")
         t = t[np.isfinite(t) & (t > 0)]
         return float(t.max()) if len(t) else None
+
+    @property
+    def resumed_at(self) -> list[int]:
+        """The steps where a part the reader joined to this run as a resume or restart takes over (meta.info
+        RESUMED_AT); [] when none was joined or the reader does not say."""
+        return sorted(int(s) for s in (self.meta.info or {}).get(RESUMED_AT, ()) or ())
 
     @property
     def last_step(self) -> int | None:

@@ -33,6 +33,7 @@ class Launch:
     files: list[str] = field(default_factory=list)
     first_step: int = 0
     last_step: int = 0
+    resumed_at: list[int] = field(default_factory=list)  # first step of each file joined as a resume or restart
 
     @property
     def id(self) -> str:
@@ -42,8 +43,8 @@ class Launch:
 def group_launches(files: list[FileStart]) -> tuple[list[Launch], list[tuple[str, str]]]:
     """Files in creation order -> (launches, notes as (file, message)).
 
-    Hand-worked: starts [1, 51, 1, 81, None] -> launches [[f0, f1], [f2, f3]]; f1 and f3 are resumes,
-    f4 is named as holding no steps.
+    Hand-worked: starts [1, 51, 1, 81, None] -> launches [[f0, f1], [f2, f3]]; f1 and f3 are resumes
+    (resumed_at [51] and [81]), f4 is named as holding no steps.
     """
     launches: list[Launch] = []
     notes: list[tuple[str, str]] = []
@@ -65,6 +66,7 @@ def group_launches(files: list[FileStart]) -> tuple[list[Launch], list[tuple[str
             notes.append((f.name, (f"continues {before} (up to step {current.last_step}) from step "
                                    f"{f.first_step}: the same run resumed, joined")))
         current.files.append(f.name)
+        current.resumed_at.append(f.first_step)
         current.last_step = max(current.last_step, last)
     return launches, notes
 

@@ -1,7 +1,8 @@
-"""Root cause first: a critical finding that begins after the run exploded (KL / clip fraction explode, NaN/inf)
-is a consequence of the explosion, and is shown as a warning that says so. So is one that begins before it with
-fewer than MIN_CONSECUTIVE logged steps before the onset: a run that explodes at its second step has one step
-of its own, and a level seen on one step is no evidence (series.MIN_CONSECUTIVE).
+"""Root cause first: a critical finding that begins after the run exploded (KL / clip fraction explode, NaN/inf;
+an explosion lowered to a warning only because the config is missing counts, CAPPED_ROOT) is a consequence of the
+explosion, and is shown as a warning that says so. So is one that begins before it with fewer than
+MIN_CONSECUTIVE logged steps before the onset: a run that explodes at its second step has one step of its own,
+and a level seen on one step is no evidence (series.MIN_CONSECUTIVE).
 
 After an explosion the policy degenerates: entropy falls to 0, every group scores alike, the reward stops
 moving. Those are true, but the check to make first is the explosion's (LR, epochs, precision, staleness).
@@ -18,6 +19,11 @@ from dashboard.diagnosis.findings import Finding
 from dashboard.diagnosis.series import MIN_CONSECUTIVE
 
 ROOTS = ("kl_clip_explode", "non_finite")
+# The value of a root's "config:kl" evidence line when that line lowered a critical explosion to a warning because
+# the config does not say whether a KL term holds the policy, nor its temperature (a metrics export without its
+# config): for all the log says it is an explosion, and what follows is its consequence, so such a root explains as
+# a critical one does (kl.py sets it). A run known to have no KL term travels; its KL explains nothing.
+CAPPED_ROOT = 1.0
 # A collapse is a root of what it makes, and of nothing else: a policy whose entropy fell to 0 answers each prompt
 # one way, so its groups tie and its reward stops moving from then on. A level of low entropy from the start is no
 # collapse and explains nothing (EXPLAINED_BY below says why).
@@ -33,6 +39,12 @@ ROOT_WORDS = {"entropy_collapse": ("the entropy collapsed", "the collapse"),
 # sampling temperature from the config, or groups of one identical text in the samples). An entropy near 0 alone
 # does not say it: an SFT'd policy on a sparse reward ties its groups by failing them all.
 EXPLAINED_BY = {"zero_variance_groups": ("low_diversity", ("config:", "samples"))}
+
+
+def _is_root(f: Finding) -> bool:
+    """Critical, or an explosion its config lowered to a warning (CAPPED_ROOT)."""
+    return f.severity == "critical" or (f.rule_id in ROOTS and any(
+        e.metric == "config:kl" and e.value == CAPPED_ROOT for e in f.evidence))
 
 
 def _after(start: int, onset: int, steps: np.ndarray | None) -> bool:
@@ -73,7 +85,7 @@ def demote_consequences(findings: list[Finding], steps: np.ndarray | None = None
     consequence)."""
     roots: dict[str, int] = {}
     for f in findings:
-        if (f.rule_id in ROOTS or f.rule_id in PARTIAL_ROOTS) and f.severity == "critical" and f.step_range:
+        if (f.rule_id in ROOTS or f.rule_id in PARTIAL_ROOTS) and _is_root(f) and f.step_range:
             roots[f.rule_id] = min(roots.get(f.rule_id, f.step_range[0]), f.step_range[0])
     if not roots:
         return findings

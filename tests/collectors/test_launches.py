@@ -25,6 +25,7 @@ def test_grouping_splits_at_a_step_reset_and_joins_a_resume():
     assert by_file["f1"].startswith("starts at step 51, within f0 (up to step 100): a restarted run")
     assert by_file["f3"].startswith("continues f2 (up to step 80) from step 81")
     assert "holds no logged step" in by_file["f4"] and set(by_file) == {"f1", "f3", "f4"}
+    assert [x.resumed_at for x in launches] == [[51], [81]]  # where each joined file takes over
 
 
 def _launch(folder, steps, kl_gap=None, reward=0.1, extra=None):
@@ -68,6 +69,7 @@ def test_a_sweep_folder_opens_as_one_run_per_launch(sweep):
     assert math.isnan(mb.loc[5, "policy/kl_ref"]) and mb.loc[6, "policy/kl_ref"] == pytest.approx(0.06)
     assert "train/only_b" not in a.metrics and mb["train/only_b"].notna().all()
     assert any("a restarted run" in p.message for p in a.problems) and b.problems == []
+    assert a.resumed_at == [15] and b.resumed_at == []  # A's second file takes over at its first step, 15
     assert "one of 2 separate launches" in b.meta.notes[0]
     # a launch named on its own opens that launch; an unknown one says which there are
     assert len(open_run(f"{sweep}#{b.meta.info['launch']}").metrics) == 10

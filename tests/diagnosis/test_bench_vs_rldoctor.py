@@ -113,3 +113,26 @@ def test_our_rows_reach_rldoctor_under_names_it_reads():
     assert config == {"group_size": 8, "max_steps": 200}
     run = rl_doctor.run_from_records(rows, config=config)
     assert run.config.group_size == 8 and run.finite("kl")[1].tolist() == [0.01, 0.02]
+
+
+def test_the_real_runs_split_by_name_into_the_original_32_and_the_31_added():
+    assert len(bench.ORIGINAL_32) == 32 and len(bench.ADDED_37) == 31
+    assert not bench.ORIGINAL_32 & bench.ADDED_37
+    cases = [Case(n, n) for n in ("trl_trading_agent", "custom_math_g2_zeroloss", "tb_wordle_sweep", "a_later_run")]
+    parts = {label: [c.name for c in sub] for label, sub in bench.subsets("real_runs", cases)}
+    # a run named in neither list (one added to labels.json later) is in the whole corpus only
+    assert parts == {"": ["trl_trading_agent", "custom_math_g2_zeroloss", "tb_wordle_sweep", "a_later_run"],
+                     "original 2: ": ["trl_trading_agent", "tb_wordle_sweep"], "added 1: ": ["custom_math_g2_zeroloss"]}
+    assert [label for label, _ in bench.subsets("sample_runs", cases)] == [""]
+
+
+def test_the_two_lists_are_the_labelled_real_runs():
+    import json
+
+    from helpers.paths import REAL_RUNS
+
+    labels = REAL_RUNS / "labels.json"
+    if not labels.is_file():
+        pytest.skip("the real runs are not beside the project")
+    names = set(json.loads(labels.read_text())["runs"])
+    assert bench.ORIGINAL_32 | bench.ADDED_37 <= names

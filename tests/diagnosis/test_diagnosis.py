@@ -899,7 +899,9 @@ def test_cli_judges_each_launch_of_a_sweep_folder_on_its_own(tmp_path, capsys):
     assert len(doc) == 2 and all("#" in name for name in doc)
     calm, wild = (doc[name] for name in doc)
     assert not [f for f in calm["findings"] if f["rule_id"] == "kl_clip_explode"]
-    assert wild["verdict"]["kind"] == "unstable" and wild["verdict"]["reason"] == "KL / clip fraction explode"
+    # 8 nats from step 2: an explosion, a warning here (these event files hold no config: whether a KL term holds
+    # the policy, and the temperature, are unsaid; kl.unsaid)
+    assert [f["severity"] for f in wild["findings"] if f["rule_id"] == "kl_clip_explode"] == ["warning"]
 
 
 def test_steps_without_update_that_zero_variance_explains_leave_the_weight_to_zero_variance(tmp_path):
@@ -914,7 +916,9 @@ def test_steps_without_update_that_zero_variance_explains_leave_the_weight_to_ze
     for k in ("groups/all_pass_frac", "groups/all_fail_frac"):
         del s[k]
     d = diagnose(write(tmp_path, s, name="explained"))
-    assert by_rule(d, "zero_variance_groups").severity == "critical"  # a level although it jumps 0 <-> 1
+    # judged as the share of tied steps (one group a step): about 60% of them, a warning (critical from 80%)
+    z = by_rule(d, "zero_variance_groups")
+    assert z.severity == "warning" and z.evidence[0].metric == "reward/std" and 0.5 < z.evidence[0].value < 0.7
     assert by_rule(d, "reward_flat").severity == "warning"
 
 

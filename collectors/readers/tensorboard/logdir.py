@@ -24,7 +24,7 @@ from collectors.readers.jsontext import read_config
 from collectors.readers.launches import FileStart, Launch, group_launches
 from collectors.readers.tensorboard.events import decode
 from collectors.readers.tensorboard.tfrecord import RecordReader
-from collectors.run import Problem, Run
+from collectors.run import RESUMED_AT, Problem, Run
 from collectors.sources import launch_target, no_parts, register_source, split_launch
 
 PREFIX = "events.out.tfevents."
@@ -225,6 +225,9 @@ class TensorBoardRun(Run):
                     order[x.files[0]] for x in launches)):
                 empty = name not in mine and _size(files[order[name]]) == 0
                 self._note(Problem(name, "empty event file" if empty else message))
+        own = next((x for x in launches if x.files[0] == self._files[0].name), None)
+        if own is not None and own.resumed_at:
+            self.meta.info[RESUMED_AT] = list(own.resumed_at)  # the steps where a joined file takes over (Run.resumed_at)
         if len(launches) > 1:
             note = (f"one of {len(launches)} separate launches in {self.path.name} (its files: "
                     f"{', '.join(f.name for f in self._files)}); the others are runs of their own")

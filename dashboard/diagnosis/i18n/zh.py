@@ -122,7 +122,13 @@ VERDICT_REASONS: tuple[tuple[str, str], ...] = (
 )
 
 # Words an English title carries in a pattern's group, e.g. "(mostly all-fail)"; others pass as they are.
-WORDS: dict[str, str] = {"all-fail": "全错", "all-pass": "全对", "near 0": "接近 0", "near 1": "接近 1",
+WORDS: dict[str, str] = {
+    # kl.py's unsaid(): what a missing config leaves unknown of a KL
+    "whether a KL term holds the policy nor the sampling temperature its log-probs are computed at":
+        "是否有 KL 项把 policy 拉住，也没有说明计算 log-prob 所用的采样温度",
+    "whether a KL term holds the policy": "是否有 KL 项把 policy 拉住",
+    "the sampling temperature its log-probs are computed at": "计算 log-prob 所用的采样温度",
+    "all-fail": "全错", "all-pass": "全对", "near 0": "接近 0", "near 1": "接近 1",
                          "bottom": "底部", "top": "顶部", "zero-variance groups": "全组同分的 group",
                          "all-fail groups": "全错的 group", "all-pass groups": "全对的 group",
                          "too hard, or the verifier rejects right answers": "过难，或 verifier 把正确答案判错",
@@ -622,6 +628,14 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
      "又回落了：其后 {n} 个记录点的中位数回到跳升之前的水平附近"),
     (r"(?P<m>\S+) jumps to (?P<v>\S+) at (?P<how_s>(?:steps? )?\S+) \(median before: (?P<p>\S+)\)",
      "{m} 在{how_s}跳到 {v}（之前的中位数：{p}）"),
+    ((r"KL to the reference is already (?P<v>\S+) nats per token at step (?P<s>\S+), the first logged row, and "
+      r"(?P<z>\S+)% of groups tie over the run \(median\): the policy was wrecked within its first (?P<k>\S+) "
+      r"updates, before the first log"),
+     "相对 reference 的 KL 在第一个记录的第 {s} 步就已是 {v} nats/token，且整个运行中 {z}% 的组得分全相同（中位数）："
+     "policy 在前 {k} 次更新内、第一次记录之前就已被破坏"),
+    ((r"the config does not say (?P<w>.+): a KL far from the reference may be how far the policy went, not an "
+      r"explosion; at most a warning on its own"),
+     "配置没有说明{w}：离参考模型很远的 KL 可能只是 policy 走了多远，而不是爆炸；单凭这一点最多是警告"),
     ((r"KL to the reference is already (?P<v>\S+) nats per token at step (?P<s>\S+), the first logged row: (?P<k>\S+) "
       r"updates do not move a policy that far from where it started"),
      "相对 reference 的 KL 在第一个记录的第 {s} 步就已是 {v} nats/token：{k} 次更新不会让 policy 离起点这么远"),
@@ -686,6 +700,9 @@ EVIDENCE: tuple[tuple[str, str], ...] = (
     ((r"entropy (?P<a>\S+) nats at the first steps and (?P<b>\S+) over the run: the policy is nearly deterministic from "
      r"the start, so a group's responses agree"),
      "entropy 在最初几步为 {a} nats，整个训练为 {b}：policy 从一开始就几乎是确定的，所以同组回答一致"),
+    ((r"the reward's change over the run is (?P<lo>\S+) \.\. (?P<hi>\S+) \(95% bounds\): a rise is not ruled out, "
+      r"so the collapse may be the policy locking in what it learns"),
+     "reward 在整个运行中的变化为 {lo} .. {hi}（95% 区间）：不能排除仍在上升，熵的下降可能是 policy 在固化它学到的东西"),
     ((r"entropy fell from (?P<a>\S+) to below half of it in (?P<n>\S+) steps \((?P<how_s>(?:steps? )?\S+)\), and to "
       r"(?P<b>\S+) \((?P<p>\S+)% of its early level\) by step (?P<s>\S+)"),
      "entropy 在 {n} 步内（{how_s}）从 {a} 降到不足一半，到第 {s} 步降到 {b}（早期水平的 {p}%）"),

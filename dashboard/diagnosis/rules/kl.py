@@ -28,6 +28,7 @@ import numpy as np
 from dashboard.diagnosis import checks as C
 from dashboard.diagnosis import facts, stats
 from dashboard.diagnosis.build import evidence, finding, fmt, steps_text
+from dashboard.diagnosis.consequences import CAPPED_ROOT
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import rule
@@ -149,6 +150,21 @@ def no_kl_term(d: RunData) -> str | None:
     return f"{coef[0]} = {coef[1]:g}" if coef is not None and coef[1] == 0 else None
 
 
+def unsaid(d: RunData) -> str | None:
+    """What the config does not say of the KL to the reference's meaning, as text, when it does not say whether a
+    KL term holds the policy (no_kl_term's keys: without a term the KL measures how far the policy went, a level of
+    nats that is no explosion); None when it says so. The text names the sampling temperature too when that is
+    unsaid as well (temperature_scale: at T = 0.1 a drift of 0.19 nats reads 19). A temperature alone unsaid is
+    the frameworks' default of 1 (TRL, verl, OpenRLHF), assumed. A metrics export without its config says neither."""
+    term = any(d.setting(*k) is not None for k in (("algo.kl_mode",), ("use_kl_loss", "use_kl_in_reward"),
+                                                    ("beta", "init_kl_coef", "kl_coef", "kl_coeff")))
+    if term:
+        return None
+    temp = d.number("rollout.temperature", "temperature") is not None
+    return "whether a KL term holds the policy" + ("" if temp else
+                                                    " nor the sampling temperature its log-probs are computed at")
+
+
 def temperature_scale(d: RunData) -> tuple[float, str] | None:
     """(1/T^2, the config key) for a sampling temperature T below KL_SCALED_BELOW in the config, else None."""
     t = d.number("rollout.temperature", "temperature")
@@ -252,14 +268,21 @@ def kl_clip_explode(d: RunData):
     if not have:
         return NotJudged("kl_clip_explode", "neither policy/kl_ref nor policy/clipfrac is logged")
     ev, ranges, severe, blowup, climbs = [], [], False, False, False
-    tscale, free = temperature_scale(d), no_kl_term(d)
-    late_start = late_reference(d)
+    tscale, free, unknown = temperature_scale(d), no_kl_term(d), unsaid(d)
+    late_start, wreck = late_reference(d), early_wreck(d)
+    lowered = False  # a critical explosion of the KL to the reference alone, lowered by the cap below
     for metric, floor, settled, level in SERIES:
         dd = d.dense(metric)
         if dd is None or len(dd[1]) < SHORT:
             continue
         scale = tscale[0] if tscale is not None and metric != "policy/clipfrac" else 1.0
         hit = _explosion(metric, *dd, floor, settled, level, scale, late_start and metric == "policy/kl_ref")
+        if metric == "policy/kl_ref" and wreck is not None:
+            # wrecked before the first logged row: the tied groups, not the KL's size alone, say so (no cap)
+            ev.append(wreck[0])
+            ranges.append(wreck[1])
+            severe = True
+            continue
         if hit is None and metric == "policy/kl_ref":
             # a steady climb: a warning (a jump that stays is critical); a policy pushed the wrong way climbs so
             run = _runaway(*dd, scale)
@@ -270,15 +293,23 @@ def kl_clip_explode(d: RunData):
             ranges.append(hit[1])
             # without a KL term the KL to the reference is the distance travelled: no explosion of the update
             # on its own (the clip fraction and the old-vs-current KL still say one)
-            capped = free is not None and metric == "policy/kl_ref"
+            # and where the config does not say whether a term holds it, nor the temperature: the same KL may be that
+            capped = (free is not None or unknown is not None) and metric == "policy/kl_ref"
             severe |= hit[2] and not capped
             blowup |= hit[3] and not capped
+            lowered |= bool(hit[2] or hit[3]) and capped
     if not ev:
         return []
     if free is not None and any(e.metric == "policy/kl_ref" for e in ev):
         ev.append(evidence("config:kl", float("nan"), None, "config",
                            f"no KL term ({free}): nothing holds the policy near its reference, so its KL to it "
                            "measures how far the policy went; at most a warning on its own"))
+    elif unknown is not None and lowered:
+        # an explosion for all the log says: it still explains what follows it (CAPPED_ROOT, consequences.py); a
+        # run known to have no KL term travels, and what follows is judged on its own
+        ev.append(evidence("config:kl", CAPPED_ROOT if not severe else float("nan"), None, "config",
+                           f"the config does not say {unknown}: a KL far from the reference may be how far the "
+                           "policy went, not an explosion; at most a warning on its own"))
     if tscale is not None and any(e.metric != "policy/clipfrac" for e in ev):
         ev.append(evidence(f"config:{tscale[1]}", tscale[0], None, "config",
                            f"{tscale[1]} = {fmt(tscale[0] ** -0.5)}: log-probs of logits / T make a KL about "
@@ -313,21 +344,51 @@ def _reward_after(d: RunData, step: int) -> stats.Trend | None:
     return stats.trend(r[0][keep], r[1][keep])
 
 
+def _late_kl(d: RunData) -> tuple[np.ndarray, np.ndarray] | None:
+    """The KL to the reference (steps, values) when its first row, logged after updates in the run's first logging
+    interval, is at REF_KL_LATE or more (x temperature_scale); else None."""
+    kl = d.dense("policy/kl_ref")
+    if kl is None or len(kl[0]) < 2 or kl[0][0] <= FIRST_STEPS or not _first_row_of_run(kl[0]):
+        return None
+    return kl if kl[1][0] >= REF_KL_LATE * (temperature_scale(d) or (1.0,))[0] else None
+
+
+def _groups_wrecked(d: RunData) -> float | None:
+    """The median tied share (zero-variance groups, or 1 for a median reward spread of exactly 0) when it is above
+    ZERO_VAR_CRIT over the run: nearly every group ties; else None (spread left, or neither logged)."""
+    z, sd = d.dense("groups/zero_std_frac"), d.dense("reward/std")
+    if z is not None and len(z[1]):
+        v = float(np.median(z[1]))
+        return v if v > ZERO_VAR_CRIT else None
+    return 1.0 if sd is not None and len(sd[1]) and float(np.median(sd[1])) == 0.0 else None
+
+
 def late_reference(d: RunData) -> bool:
     """A KL to the reference at REF_KL_LATE or more already at a first row logged after updates (the run's first
     logging interval), in a run whose groups still have spread: a reference that is not the starting policy. A
     learning rate far too large also gets there in a few updates (TRL averages a logging interval's rows: lr 0.05
     logs 3.7 nats at step 5), but it wrecks the policy: from then on nearly every group ties (zero-variance share
     above ZERO_VAR_CRIT, or no reward spread at all), which a policy that only started elsewhere does not show."""
-    kl = d.dense("policy/kl_ref")
-    if kl is None or len(kl[0]) < 2 or kl[0][0] <= FIRST_STEPS or not _first_row_of_run(kl[0]):
-        return False
-    if kl[1][0] < REF_KL_LATE * (temperature_scale(d) or (1.0,))[0]:
-        return False
-    z, sd = d.dense("groups/zero_std_frac"), d.dense("reward/std")
-    if z is not None and len(z[1]):
-        return float(np.median(z[1])) <= ZERO_VAR_CRIT
-    return sd is None or not len(sd[1]) or float(np.median(sd[1])) > 0.0
+    return _late_kl(d) is not None and _groups_wrecked(d) is None
+
+
+def early_wreck(d: RunData) -> tuple[object, tuple[int, int]] | None:
+    """(evidence, step range) of an explosion inside the first logging interval: late_reference's KL at the first
+    row with the groups wrecked from then on (the other half of its test). A run logged every N steps whose learning
+    rate wrecks the policy in its first N updates shows no jump, only a KL already at nats on its first row (a
+    thinned TRL run at lr 0.05: 3.7 nats at step 10, every group tied); None otherwise. The range runs from the
+    first row to the last point still at REF_KL_LATE or more."""
+    kl, tied = _late_kl(d), _groups_wrecked(d)
+    if kl is None or tied is None:
+        return None
+    steps, x = kl
+    bar = REF_KL_LATE * (temperature_scale(d) or (1.0,))[0]
+    last = int(np.flatnonzero(x >= bar)[-1])
+    ev = evidence("policy/kl_ref", float(x[0]), bar, f"value at step {steps[0]}",
+                  f"KL to the reference is already {fmt(float(x[0]))} nats per token at step {steps[0]}, the first "
+                  f"logged row, and {fmt(100 * tied)}% of groups tie over the run (median): the policy was wrecked "
+                  f"within its first {int(steps[0])} updates, before the first log")
+    return ev, (int(steps[0]), int(steps[last]))
 
 
 def _first_row_of_run(steps: np.ndarray) -> bool:

@@ -58,8 +58,28 @@ def entropy_collapse(d: RunData):
     if severity != "info" and facts.improving(d):
         # a policy locking in what the reward pays for: a note while the reward (or eval) still climbs
         severity, title = "info", "Entropy falls while the reward climbs"
+    elif severity == "critical" and (rise := _rise_not_ruled_out(d)) is not None:
+        severity = "warning"
+        ev.append(rise)
     return [finding("entropy_collapse", severity, title, (int(steps[i_start]), int(steps[low[-1][1]])), ev,
                     C.ENTROPY, metrics=("policy/entropy",))]
+
+
+def _rise_not_ruled_out(d: RunData):
+    """Evidence that the reward may still be rising (its change interval over the run reaches a rise of
+    facts.RISE_BAND of its spread), else None. A collapse is critical where the policy stopped learning; a rise too
+    uncertain for `improving` (a log thinned to every 5th step holds a fifth of the points, and the interval widens)
+    is not a stop either: a warning until the reward says which."""
+    t = facts.reward_trend(d)
+    if t is None:
+        return None
+    lo, hi = t.change_bounds
+    scale = facts.reward_scale(d)[0]
+    if not hi > facts.RISE_BAND * scale:
+        return None
+    return evidence(facts.REWARD, hi, facts.RISE_BAND * scale, "high end of the change's 95% bounds over the run",
+                    f"the reward's change over the run is {fmt(lo)} .. {fmt(hi)} (95% bounds): a rise is not ruled "
+                    "out, so the collapse may be the policy locking in what it learns")
 
 
 def identical_group_frac(d: RunData) -> tuple[float, int] | None:

@@ -1,12 +1,11 @@
 """A resume that is not seamless (THUDM/slime#1695: resuming from a checkpoint gave a very high rollout log-prob
 gap and a very low pass rate for a few steps). A resume shows in the log as a seam: a gap in the logged steps, or
-a file the reader joined as the same run resumed or restarted. Across a seamless resume the engine gap and the
+a file the reader joined as the same run resumed or restarted (collectors' Run.resumed_at: the steps where each
+joined part takes over). Across a seamless resume the engine gap and the
 reward go on as before; a jump at the seam says the resumed state is not the saved one (the optimizer and
 scheduler state, the engine's weights)."""
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
@@ -27,10 +26,6 @@ RESUME_WINDOW, MIN_SIDE = 5, 3
 # so 4 is five of those; and when it matters, a fifth of the reward's spread between responses (learning.py's
 # FALL_BAND for a fall over a whole run).
 RESUME_NOISE, RESUME_BAND = 4.0, 0.2
-# What a reader notes on a file it joined to the run (collectors/readers/launches.py): "continues X (up to step
-# N) from step M: the same run resumed, joined" and "starts at step M, within X (up to step N): a restarted run".
-JOINED = (re.compile(r"from step (?P<at>\d+): the same run resumed"),
-          re.compile(r"starts at step (?P<at>\d+), within .*: a restarted run"))
 
 
 def seams(d: RunData) -> list[tuple[int, str]]:
@@ -44,11 +39,8 @@ def seams(d: RunData) -> list[tuple[int, str]]:
         for i in np.flatnonzero(diff > RESUME_GAP * stride):
             out[int(steps[i + 1])] = (f"logged steps jump from {int(steps[i])} to {int(steps[i + 1])} (a logging "
                                       f"stride is {fmt(stride)}): rows are missing, as after a relaunch")
-    for p in getattr(d.run, "problems", None) or ():
-        for pat in JOINED:
-            m = pat.search(str(getattr(p, "message", p)))
-            if m:
-                out.setdefault(int(m["at"]), f"the reader joined a resumed or restarted launch at step {m['at']}")
+    for at in getattr(d.run, "resumed_at", None) or ():  # collectors' Run.resumed_at: parts the reader joined
+        out.setdefault(int(at), f"the reader joined a resumed or restarted launch at step {at}")
     return sorted(out.items())
 
 

@@ -185,6 +185,11 @@ def zero_variance_groups(d: RunData):
     if (nj := d.need("zero_variance_groups", "groups/zero_std_frac", min_points=5)):
         return nj
     steps, z = d.dense("groups/zero_std_frac")
+    if np.isin(z, (0.0, 1.0)).all() and (z == 0.0).any() and (z == 1.0).any():
+        # one group a step (a share that is 0 on some steps, 1 on others, nothing between): each step is tied or
+        # not, and a windowed median of such steps is 1 wherever a few tied ones cluster; the share of tied steps
+        # is the level (no_spread_steps). A share constant at 1 says nothing of the groups' count: judged as a level
+        return no_spread_steps(d)
     level = _held_above(z)
     if level is None:
         # a share that jumps between 0 and 1 (one prompt a step, or a few) has a median of 0 while a third of the
@@ -197,7 +202,9 @@ def zero_variance_groups(d: RunData):
                    f"{steps[i1]}")]
     side, split_ev = _split(d, i0, i1, v)
     ev += split_ev
-    severity = "critical" if v > ZERO_VAR_CRIT else "warning"
+    # critical when the level clears the bar beyond what its points leave uncertain: the median of a few points
+    # (a log thinned to every 10th step) moves by a group or two between samplings of the same run
+    severity = "critical" if stats.median_low(z[high]) > ZERO_VAR_CRIT else "warning"
     return [_zero_variance_finding(d, severity, side, (int(steps[i0]), int(steps[i1])), ev)]
 
 
@@ -305,7 +312,8 @@ def no_spread_steps(d: RunData):
     ev = [evidence("reward/std", share, NO_SPREAD_SHARE, "share of logged steps",
                    f"on {int(mask.sum())} of {d.n} logged steps {how}: those updates had no signal at all")]
     side, split_ev = _split(d, 0, d.n - 1, share)
-    severity = "critical" if share > ZERO_VAR_CRIT else "warning"
+    # a share of the logged steps, critical when it clears the bar beyond its sampling uncertainty (stats.share_low)
+    severity = "critical" if stats.share_low(int(mask.sum()), len(mask)) > ZERO_VAR_CRIT else "warning"
     return [_zero_variance_finding(d, severity, side, d.step_range(int(idx[0]), int(idx[-1])), ev + split_ev)]
 
 
