@@ -417,6 +417,8 @@ LABELS: dict[str, str] = {
     "loading_health": "正在诊断 {n} 次训练，以填写健康一栏……",
     "refresh_every": "刷新间隔（秒）",
     "refresh_backoff": "每 {n} 秒刷新一次：这里刷新一次要 {took} 秒",
+    "live_ended": "不再刷新：该运行已结束（{status}）",
+    "live_quiet": "暂不刷新：最后一次写入在{ago}；每 {n} 秒再查看一次",
     "tile_status": "状态",
     "tile_last_step": "最后一步",
     "tile_last_update": "最后更新",
