@@ -101,7 +101,7 @@ def test_pages_arriving_together_compute_the_first_once():
 
 def test_a_page_waits_a_moment_for_the_newer_one_then_draws_the_last():
     clock = Clock()
-    latest, calls, _later = make(clock)
+    latest, _calls, _later = make(clock)
     latest._start = lambda fn: threading.Thread(target=fn).start()  # a real thread: the page really waits
     assert latest.get("v1") == ("v1", "diagnosis 1")
     fast = latest.get("v2", wait_s=5.0, compute=lambda: "figure of v2")  # done within the wait: the new one
