@@ -366,6 +366,9 @@ def test_pages_on_bad_runs(odd_root, page, run):
             assert any("has no config" in i for i in infos), infos
     if run == "stale" and page == "live":
         assert any("stale, not running" in w.value for w in at.warning)
+        # no end recorded: no refresh, looked at again now and then in case its writer comes back (issue 39)
+        assert not at.toggle and "not refreshing: last written 60 min ago; looked at again every 30 s" in [
+            c.value for c in at.caption]
     if run == "stale" and page == "checklist":
         assert at.get("plotly_chart"), "the one logged step is drawn"
     if run == "empty" and page == "checklist":
