@@ -97,6 +97,7 @@ class LiveRun:
         self.lock = threading.Lock()
         self.run = open_run(path, source_for(path))
         self.latest = LatestDiagnosis(self._diagnose)  # the Live page's (dashboard/live_diagnosis.py)
+        self.figures: dict[tuple, LatestDiagnosis] = {}  # the Live page's figure, by (panels, language)
         if STALE_ENV in os.environ:  # else keep the reader's own guess (an online wandb run waits longer)
             self.run.stale_after_s = stale_after_s()
 
@@ -188,20 +189,33 @@ def live_diagnosis(snap: Snapshot, path: str | Path):
 LIVE_POINTS = 1000
 
 
-@st.cache_resource(show_spinner=False, max_entries=32, ttl=VERSION_TTL_S)
-def _live_figure(version: tuple, shade_key: tuple, lang: str, _frame: pd.DataFrame, _panels: tuple, _shades: tuple,
-                 _nan_at):
+# How long a Live page's refresh waits for the figure of the run's newest version before it draws the last one
+# built: half of the 0.5 s after which Streamlit greys out an element not yet redrawn (its frontend's stale style,
+# `opacity 1s ease-in 0.5s`), leaving the other half for the rest of the refresh (issue 39).
+FIGURE_WAIT_S = 0.25
+FIGURES_KEPT = 4  # (panels, language) pairs kept per run: a page or two in each language
+
+
+def live_figure(snap: Snapshot, path: str | Path, panels: tuple, shades: tuple, lang: str):
+    """The Live page's checklist figure of the run at `path`: the newest built, for every page showing it (ten pages
+    on a live run each built the same figure: 39% of their refresh time once the diagnosis left it, issue 38). A
+    newer version's figure is built beside the pages, the page waiting FIGURE_WAIT_S for it. Shared, not copied:
+    `st.plotly_chart` copies a figure before drawing it, so no page changes this one."""
     from dashboard import charts
 
-    return charts.checklist_figure(_frame, _panels, "step", 0.0, _shades, n_out=LIVE_POINTS, nan_at=_nan_at, lang=lang)
-
-
-def live_figure(snap: Snapshot, panels: tuple, shades: tuple, lang: str):
-    """The Live page's checklist figure of this run version, built once for every page showing it (ten pages on
-    a live run each built the same figure: 39% of their refresh time once the diagnosis left it, issue 38).
-    Shared, not copied: `st.plotly_chart` copies a figure before drawing it, so no page changes this one."""
+    live = _live(str(path))
+    frame, nan_at = snap.metrics, snap.run.nan_at
     shade_key = tuple((s.metrics, s.step_range, s.severity, s.label) for s in shades)
-    return _live_figure(snap.version, shade_key, lang, snap.metrics, panels, shades, snap.run.nan_at)
+    with live.lock:
+        latest = live.figures.pop((panels, lang), None)
+        if latest is None:
+            latest = LatestDiagnosis(lambda: None)
+        live.figures[(panels, lang)] = latest  # the newest used last: the first is the one to drop
+        while len(live.figures) > FIGURES_KEPT:
+            live.figures.pop(next(iter(live.figures)))
+    build = lambda: charts.checklist_figure(frame, panels, "step", 0.0, shades, n_out=LIVE_POINTS, nan_at=nan_at,
+                                            lang=lang)
+    return latest.get((snap.version, shade_key), wait_s=FIGURE_WAIT_S, compute=build)[1]
 
 
 @dataclass(frozen=True)

@@ -246,13 +246,23 @@ def test_samples_page_step_param_picks_nearest_step():
     assert at.selectbox[1].value == 39
 
 
-def test_live_page_pause_and_interval():
+def test_live_page_pause_and_interval(tmp_path, monkeypatch):
+    monkeypatch.setenv(ROOTS_ENV, str(tmp_path))
+    with RunWriter(tmp_path / "running", handle_signals=False, flush_every=1) as w:
+        w.log_step(0, {"reward/mean": 0.5})
+        at = open_page("live", [f"{tmp_path.name}/running"])
+        assert at.metric[1].value == "0"
+        at.toggle[0].set_value(True).run()
+        assert not at.exception
+        at.select_slider[0].set_value(10).run()
+        assert not at.exception and at.metric[1].value == "0"
+
+
+def test_live_page_of_a_finished_run_has_no_refresh():
+    """Its end is recorded: nothing to refresh, so no pause or interval, and the page says why (issue 39)."""
     at = open_page("live", ["root/healthy"])
-    assert at.metric[1].value == "39"
-    at.toggle[0].set_value(True).run()
-    assert not at.exception
-    at.select_slider[0].set_value(10).run()
-    assert not at.exception and at.metric[1].value == "39"
+    assert at.metric[1].value == "39" and not at.toggle and not at.select_slider
+    assert "not refreshing: this run has ended (finished)" in [c.value for c in at.caption]
 
 
 def test_live_page_picks_up_new_steps_on_rerun(tmp_path, monkeypatch):
@@ -367,6 +377,9 @@ def test_pages_on_bad_runs(odd_root, page, run):
             assert any("has no config" in i for i in infos), infos
     if run == "stale" and page == "live":
         assert any("stale, not running" in w.value for w in at.warning)
+        # no end recorded: no refresh, looked at again now and then in case its writer comes back (issue 39)
+        assert not at.toggle and "not refreshing: last written 60 min ago; looked at again every 30 s" in [
+            c.value for c in at.caption]
     if run == "stale" and page == "checklist":
         assert at.get("plotly_chart"), "the one logged step is drawn"
     if run == "empty" and page == "checklist":

@@ -97,3 +97,17 @@ def test_pages_arriving_together_compute_the_first_once():
     for p in pages:
         p.join(10)
     assert calls == [1] and results == [("v1", "diagnosis")] * 4
+
+
+def test_a_page_waits_a_moment_for_the_newer_one_then_draws_the_last():
+    clock = Clock()
+    latest, _calls, _later = make(clock)
+    latest._start = lambda fn: threading.Thread(target=fn).start()  # a real thread: the page really waits
+    assert latest.get("v1") == ("v1", "diagnosis 1")
+    fast = latest.get("v2", wait_s=5.0, compute=lambda: "figure of v2")  # done within the wait: the new one
+    assert fast == ("v2", "figure of v2")
+    gate = threading.Event()
+    slow = latest.get("v3", wait_s=0.05, compute=lambda: gate.wait(10) and "figure of v3")
+    assert slow == ("v2", "figure of v2")  # not done in time: the last one, at once
+    gate.set()
+    assert latest.get("v3", wait_s=5.0) == ("v3", "figure of v3")

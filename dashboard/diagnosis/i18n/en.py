@@ -203,6 +203,8 @@ LABELS: dict[str, str] = {
     "loading_health": "Diagnosing {n} run(s) for the health column…",
     "refresh_every": "Refresh every (s)",
     "refresh_backoff": "refreshing every {n} s: a refresh takes {took} s here",
+    "live_ended": "not refreshing: this run has ended ({status})",
+    "live_quiet": "not refreshing: last written {ago}; looked at again every {n} s",
     "tile_status": "status",
     "tile_last_step": "last step",
     "tile_last_update": "last update",

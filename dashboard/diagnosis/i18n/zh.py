@@ -438,6 +438,8 @@ LABELS: dict[str, str] = {
     "loading_health": "正在诊断 {n} 次训练，以填写健康一栏……",
     "refresh_every": "刷新间隔（秒）",
     "refresh_backoff": "每 {n} 秒刷新一次：这里刷新一次要 {took} 秒",
+    "live_ended": "不再刷新：该运行已结束（{status}）",
+    "live_quiet": "暂不刷新：最后一次写入在{ago}；每 {n} 秒再查看一次",
     "tile_status": "状态",
     "tile_last_step": "最后一步",
     "tile_last_update": "最后更新",
@@ -842,6 +844,9 @@ ANSWERS: tuple[tuple[str, str], ...] = (
     ((r"the log has verl's KL coefficient in the reward \(critic/kl_coeff or actor/reward_kl_penalty_coeff\), which "
       r"it logs only when it subtracts the KL from the reward"),
      "日志里有 verl 的 reward 中 KL 系数（critic/kl_coeff 或 actor/reward_kl_penalty_coeff），verl 只在从 reward 里减去 KL 时才记录它"),
+    ((r"verl before 0\.4 \(algorithm\.kl_ctrl and no algorithm\.use_kl_in_reward in its config\) subtracts the KL "
+      r"from the reward whenever actor\.use_kl_loss is off"),
+     "0.4 之前的 verl（配置里有 algorithm.kl_ctrl、没有 algorithm.use_kl_in_reward）只要 actor.use_kl_loss 关着，就从 reward 里减去 KL"),
     (r"the log has actor/kl_coef, which verl logs only when it adds the KL loss",
      "日志里有 actor/kl_coef，verl 只在加上 KL loss 时才记录它"),
     (r"not used: verl logged its KL coefficient in the reward as 0 at every step", "不用：verl 记录的 reward 中 KL 系数每一步都是 0"),

@@ -14,7 +14,7 @@ from dashboard.diagnosis.build import evidence, finding
 from dashboard.diagnosis.context import RunData
 from dashboard.diagnosis.findings import NotJudged
 from dashboard.diagnosis.registry import RECHECK_LONG, rule
-from dashboard.diagnosis.rules.config_questions import OPENRLHF_SIGNATURE, truthy
+from dashboard.diagnosis.rules.config_questions import OPENRLHF_SIGNATURE, is_old_verl_kl, truthy
 from dashboard.diagnosis.rules.reward import MIN_GROUP, group_size
 
 MANY_REUSES = 4  # optimizer steps per rollout beyond which the last minibatches are clearly off-policy
@@ -42,6 +42,9 @@ def config_kl_twice(d: RunData):
         # OpenRLHF (openrlhf/trainer/ppo_utils/experience_maker.py make_experience, ray/ppo_actor.py
         # training_step): --use_kl_loss moves the KL from the reward into the loss; the reward KL is computed only
         # when it is off, the loss KL only when it is on, so it is in one place by construction
+        return []
+    if in_reward is None and is_old_verl_kl(lambda name: (d.setting(name) or (None,))[0]):
+        # verl before 0.4 (config_questions/verl.py): the reward KL only when actor.use_kl_loss is off
         return []
     in_loss = d.setting("use_kl_loss")
     if in_reward is None or in_loss is None:

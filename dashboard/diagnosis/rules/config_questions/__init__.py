@@ -21,6 +21,8 @@ from dashboard.diagnosis.rules.config_questions.questions import (
     Reader,
     truthy,
 )
+from dashboard.diagnosis.rules.config_questions.verl import is_old_verl_kl
 
 __all__ = ["OPENRLHF_SIGNATURE", "QUESTIONS", "READERS", "UNKNOWN", "Answer", "Lookup", "Reader", "answer_questions",
-           "config_diff", "display", "is_openrlhf", "truthy"]
+           "config_diff", "display", "is_old_verl_kl", "is_openrlhf",
+           "truthy"]
