@@ -33,3 +33,20 @@ def test_an_8_mb_verl_command_line_is_read_in_linear_time():
     with time_limit(2, cpu=True):
         got = command_overrides(line)
     assert got == {"data.train_batch_size": 8, "trainer.n_gpus": 2}
+
+
+def test_a_meta_yaml_of_megabytes_is_refused_before_yaml_reads_it(tmp_path):
+    """mlflow case 146: a meta.yaml with a 17 MB line (endless_line) took PyYAML's pure-Python loader 14 s; MLflow
+    writes a few hundred bytes there. Refused at once, naming the file."""
+    run_dir = tmp_path / "mlruns" / "0" / "abc123"
+    (run_dir / "metrics").mkdir(parents=True)
+    (run_dir / "metrics" / "loss").write_text("1 0.5 1\n")
+    (run_dir / "meta.yaml").write_text("run_id: abc123\nname: " + "x" * (2 << 20) + "\n")
+    with time_limit(2, cpu=True):
+        try:
+            open_run(run_dir, source="mlflow")
+        except Exception as e:  # the library's one-line error
+            said = str(e)
+        else:
+            said = ""
+    assert "meta.yaml: not MLflow's meta.yaml (2 MB; MLflow writes a few hundred bytes)" in said

@@ -95,10 +95,18 @@ def parts(target: str) -> tuple[str, ...]:
     return tuple(d.name for d in _subdirs(p))
 
 
+# MLflow writes a few hundred bytes of fields in a meta.yaml; PyYAML's pure-Python loader takes seconds per MB, so a
+# file this large is no meta.yaml of MLflow's (a damaged or preallocated file: fuzz case endless_line, 17 MB, 14 s).
+META_MAX_BYTES = 1 << 20
+
+
 def _yaml(path: Path) -> dict[str, Any]:
     import yaml  # a base dependency (verl's Hydra configs)
 
     try:
+        if path.stat().st_size > META_MAX_BYTES:
+            raise RunError(f"{path}: not MLflow's meta.yaml ({path.stat().st_size / 1e6:.0f} MB; MLflow writes a "
+                           f"few hundred bytes)")
         data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
     except OSError as e:
         raise RunError(f"{path}: not readable ({e.strerror or 'the file cannot be opened'})") from None
