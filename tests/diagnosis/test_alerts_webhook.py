@@ -163,3 +163,20 @@ def test_a_slack_and_a_discord_message_in_chinese_keep_no_english(broken):
              discord["embeds"][0]["description"], *(f["name"] + " " + f["value"] for f in discord["embeds"][0]["fields"])]
     assert "grposcope 在这一步之后停止训练" in texts[0]
     assert [english_left(t, {"grposcope", "broken", "CRITICAL"}) for t in texts] == [[]] * len(texts)
+
+
+def test_a_proxy_set_after_urllib_was_first_used_still_carries_the_post(monkeypatch):
+    """urlopen's shared opener keeps the proxy variables of its first call in the process: a post made after
+    another urlopen (here: one to a server on 127.0.0.1) ignored an http_proxy set later, and Slack's address was
+    looked up directly (found by the full suite, where another test in the same worker had used urlopen first)."""
+    import urllib.request
+
+    from dashboard.diagnosis.guard.post import Poster
+
+    with endpoint() as first, endpoint() as proxy:
+        urllib.request.urlopen(urllib.request.Request(first.url, data=b"{}", method="POST"), timeout=5).close()
+        monkeypatch.setenv("http_proxy", proxy.url.removesuffix("/hook"))
+        poster = Poster("http://hooks.slack.com/services/T0000/B0000/X", "hooks.slack.com", retries=0)
+        poster.put({"text": "hello"})
+        assert poster.close(wait=10)
+        assert poster.sent == 1 and len(proxy.bodies) == 1

@@ -92,7 +92,9 @@ class Poster:
                                          headers={"Content-Type": "application/json; charset=utf-8",
                                                   "User-Agent": "grposcope-alert"})
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            # an opener of its own reads the proxy variables now: urlopen's shared opener keeps those of its first
+            # call in the process (a proxy set later, as on a cluster's login node, would be skipped)
+            with urllib.request.build_opener().open(request, timeout=self.timeout) as response:
                 response.read(1 << 16)
             return None, False
         except urllib.error.HTTPError as e:
