@@ -58,9 +58,9 @@ def flag_rules():
         x = d.col("test/flag")
         if x is None:
             return NotJudged("test_flag", "test/flag is not logged")
-        if x[-1] != 1:
+        if x[-1] not in (1, 2):  # 1: critical, 2: the same flag at warning
             return []
-        return [finding("test_flag", "critical", "Flag is up", d.step_range(d.n - 1, d.n - 1), [], ())]
+        return [finding("test_flag", "critical" if x[-1] == 1 else "warning", "Flag is up", d.step_range(d.n - 1, d.n - 1), [], ())]
 
     @rule("test_boom", "test: a rule with a bug")
     def boom(d):
@@ -96,6 +96,17 @@ def test_a_confirmed_finding_clears_after_holding_absent(flag_rules):
     assert [f.rule_id for f in ups[1].new] == ["test_flag"]
     assert not ups[2].cleared and not ups[3].new  # one check without it is not enough to clear
     assert [f.rule_id for f in ups[5].cleared] == ["test_flag"] and w.active == []
+
+
+def test_a_warning_grown_critical_is_superseded_not_cleared(flag_rules):
+    """A finding confirmed at warning that grows critical is new at critical and never 'cleared' (a sink that
+    keeps one entry per rule, as wandb's summary does, wrote 'cleared' over the critical)."""
+    w = Watcher(hold=2, rules=flag_rules)
+    ups = feed(w, [2, 2, 1, 1, 1, 1])
+    assert [(f.rule_id, f.severity) for f in ups[1].new] == [("test_flag", "warning")]
+    assert [(f.rule_id, f.severity) for f in ups[3].new] == [("test_flag", "critical")]
+    assert not any(u.cleared for u in ups if u is not None)
+    assert [(f.rule_id, f.severity) for f in w.active] == [("test_flag", "critical")]
 
 
 def test_a_raising_rule_is_reported_once_and_never_stops(flag_rules):

@@ -44,15 +44,21 @@ def test_alerts_asked_for_offline_go_through_wandb_alert_into_the_record_file(tm
     run_dir = write_offline_run(tmp_path, SCRIPT, REPO=str(REPO), ALERTS=True)
     alerts = records(run_dir, "alert")
     summary = summary_of(run_dir)
-    # one alert per confirmed finding, the same findings as the summary's, at the level wandb knows for each
+    # one alert each time a finding is confirmed at a severity (a warning that grows critical pages again; a
+    # clearing is in the summary only), the same findings as the summary's, at the level wandb knows for each
     found = {k.split("/", 1)[1]: v for k, v in summary.items() if k.startswith("grposcope/") and k != "grposcope/stopped_by"}
-    assert len(alerts) == len(found) == len({a.title for a in alerts}) and "reward_constant" in found
-    for a in alerts:
-        rule = re.search(r"\((\w+)\); check first", a.text).group(1)  # "... <title> (<rule id>); check first: ..."
-        severity, step = found[rule].split(" at step ")[0], int(found[rule].split(" at step ")[1].split(":")[0])
-        assert a.title == f"{severity}: {found[rule].split(': ', 1)[1]}"[:63]
+    rules = [re.search(r"\((\w+)\); check first", a.text).group(1) for a in alerts]  # "<title> (<rule>); check first"
+    assert set(rules) == set(found) and "reward_constant" in found
+    assert len(alerts) == len({a.title for a in alerts})  # no message twice
+    for rule, a in zip(rules, alerts):
+        severity, title = a.title.split(": ", 1)
         assert a.level == {"critical": "ERROR", "warning": "WARN", "info": "INFO"}[severity]
-        assert a.text.startswith(f"grposcope {severity.upper()} at step {step}: ") and "check first: " in a.text
+        assert a.text.startswith(f"grposcope {severity.upper()} at step ") and "check first: " in a.text
+        if not found[rule].startswith("cleared"):  # the summary holds the last state: the last alert of the rule
+            last = [b for r, b in zip(rules, alerts) if r == rule][-1]
+            step = int(found[rule].split(" at step ")[1].split(":")[0])
+            assert last.title == f"{found[rule].split(' at step ')[0]}: {found[rule].split(': ', 1)[1]}"[:63]
+            assert last.text.startswith(f"grposcope {found[rule].split(' at step ')[0].upper()} at step {step}: ")
     constant = next(a for a in alerts if "(reward_constant)" in a.text)
     assert constant.title == "critical: Reward is constant (0) over the whole run" and "step 15" in constant.text
     assert "the verifier" in constant.text

@@ -243,8 +243,14 @@ class Watcher:
             if not st.confirmed and self._held(st.streak, st.since, step, final):
                 st.confirmed = True
                 update.new.append(f)
+        found_rules = {rid for rid, _ in now}
         for key, st in list(self.states.items()):
             if key in now or (judged is not None and key[0] not in judged):
+                continue
+            if key[0] in found_rules:
+                # the same finding at another severity (a warning grown critical): superseded, not cleared; a
+                # "cleared" here told a sink the finding was gone while it had just grown worse
+                del self.states[key]
                 continue
             st.streak, st.absent = 0, st.absent + 1
             if st.absent == 1:
