@@ -5,24 +5,10 @@ Runs are written with the real RunWriter; the numbers are worked out by hand in 
 from __future__ import annotations
 
 import numpy as np
+from helpers.series_runs import finding, write
 
-from collectors import RunWriter, load_run
 from dashboard.diagnosis import diagnose
 from dashboard.diagnosis.stats import median_low, share_low
-
-
-def write(tmp_path, series: dict, config: dict | None = None, steps=None, name: str = "r"):
-    path = tmp_path / name
-    n = len(next(iter(series.values())))
-    steps = range(n) if steps is None else steps
-    with RunWriter(path, name=name, config=config or {}) as w:
-        for i, s in enumerate(steps):
-            w.log_step(int(s), {k: float(v[i]) for k, v in series.items()})
-    return load_run(path)
-
-
-def finding(d, rule_id):
-    return next((f for f in d.findings if f.rule_id == rule_id), None)
 
 
 def test_the_bounds_a_few_points_leave_by_hand():
