@@ -132,6 +132,9 @@ def test_live_tiles_show_their_whole_values_in_a_narrow_window(server, browser, 
         pg.goto(server + "/live?run=root/healthy")
         wait_rendered(pg, "Live")
         pg.get_by_test_id("stMetric").filter(has_text="reward mean").first.wait_for(timeout=RENDER_TIMEOUT_MS)
+        # under a full parallel suite the tiles were seen one at a time once (1 of 4 read): wait for all four
+        pg.wait_for_function("document.querySelectorAll('[data-testid=stMetricValue] div').length >= 4",
+                             timeout=RENDER_TIMEOUT_MS)
         values = pg.evaluate("""() => Array.from(document.querySelectorAll('[data-testid=stMetricValue] div'))
                                 .map(e => [e.innerText, e.scrollWidth, e.clientWidth])""")
         screenshot(pg, f"live_tiles_{width}")
